@@ -1,0 +1,43 @@
+/**
+ * Command-line flags of the engine benchmark, shared by the suite runner and each system's
+ * child process so both read `--runs`/`--concurrency` the same way.
+ */
+import { parseArgs } from 'node:util';
+
+/** Flags of one engine benchmark invocation. */
+export interface EngineArgs {
+  /** Pipeline runs to measure (each is 5 stages). @default 2000 */
+  runs: number;
+  /** Per-stage concurrency (kiln policy `concurrency`, BullMQ Worker `concurrency`). @default 10 */
+  concurrency: number;
+  /** Systems to run; empty means all. */
+  only: string[];
+}
+
+const DEFAULT_RUNS = 2000;
+const DEFAULT_CONCURRENCY = 10;
+
+function positiveInt(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, got "${raw}"`);
+  return value;
+}
+
+/** Parses `--runs N --concurrency C [--only a,b]`; unknown flags are errors, positionals are ignored. */
+export function parseEngineArgs(argv: readonly string[]): EngineArgs {
+  const { values } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      runs: { type: 'string' },
+      concurrency: { type: 'string' },
+      only: { type: 'string' },
+    },
+  });
+  return {
+    runs: positiveInt('runs', values.runs, DEFAULT_RUNS),
+    concurrency: positiveInt('concurrency', values.concurrency, DEFAULT_CONCURRENCY),
+    only: (values.only ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0),
+  };
+}

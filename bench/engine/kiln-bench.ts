@@ -1,0 +1,179 @@
+/**
+ * Measures kiln on any Backend: a 5-stage no-op pipeline, one worker polling every 5 ms, all
+ * runs submitted in a tight loop, timed until the observer has seen every run succeed.
+ */
+import { performance } from 'node:perf_hooks';
+import type { EngineObserver } from '../../src/core/observer.ts';
+import { definePipeline } from '../../src/core/pipeline/define-pipeline.ts';
+import type { ArtifactStore, Backend } from '../../src/core/ports.ts';
+import { createKiln } from '../../src/engine/create-kiln.ts';
+import type { Kiln } from '../../src/engine/kiln-types.ts';
+import { summarize, type EngineResult } from './engine-result.ts';
+import { startRssSampler } from './rss-sampler.ts';
+
+/** Stages per run; the same chain length BullMQ gets. */
+export const STAGE_COUNT = 5;
+const PIPELINE = 'bench-noop';
+/** A stuck benchmark must fail rather than hang the suite. */
+const PHASE_TIMEOUT_MS = 150_000;
+
+/** Options of {@link runKilnBench}. */
+export interface KilnBenchOptions {
+  /** Row name in the report, e.g. `kiln-sqlite`. */
+  system: string;
+  /** A migrated backend; closed by the benchmark. */
+  backend: Backend;
+  artifacts: ArtifactStore;
+  runs: number;
+  concurrency: number;
+  /** Runs pushed through first, unmeasured, so JIT warm-up and statement preparation do not count. */
+  warmupRuns: number;
+}
+
+/** Timestamps and call times collected while `recording` is on. */
+interface Probe {
+  recording: boolean;
+  handlerStartMs: Map<string, number>;
+  stageLatencyMs: number[];
+  commitCallMs: number[];
+  claimCallMs: number[];
+  handlerMs: number[];
+}
+
+/**
+ * Wraps the backend so the end of each commit and each claim call can be timed. Only the
+ * public port is touched; the extra cost is one Map lookup per call.
+ */
+function instrument(backend: Backend, probe: Probe): Backend {
+  const completeStage: Backend['completeStage'] = async (request) => {
+    const t0 = performance.now();
+    const result = await backend.completeStage(request);
+    const t1 = performance.now();
+    const started = probe.handlerStartMs.get(request.lease.jobId);
+    probe.handlerStartMs.delete(request.lease.jobId);
+    if (probe.recording && started !== undefined) {
+      probe.commitCallMs.push(t1 - t0);
+      probe.stageLatencyMs.push(t1 - started);
+    }
+    return result;
+  };
+  const claimJobs: Backend['claimJobs'] = async (request) => {
+    const t0 = performance.now();
+    const jobs = await backend.claimJobs(request);
+    if (probe.recording && jobs.length > 0) probe.claimCallMs.push(performance.now() - t0);
+    return jobs;
+  };
+  const overrides: Partial<Backend> = { completeStage, claimJobs };
+  return new Proxy(backend, {
+    get(target, prop, receiver) {
+      const own = overrides[prop as keyof Backend];
+      if (own) return own;
+      const value: unknown = Reflect.get(target, prop, receiver);
+      // Bind to the real backend so class-based backends keep their private state reachable.
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/** Counts succeeded runs and failed stage executions; resolves waiters when a target is reached. */
+function createCounter(probe: Probe): { observer: EngineObserver; waitFor(total: number): Promise<void>; failures(): number } {
+  let succeeded = 0;
+  let failed = 0;
+  let waiter: { total: number; resolve: () => void } | undefined;
+  const observer: EngineObserver = {
+    stageExecuted(e) {
+      if (e.outcome !== 'succeeded') failed++;
+      else if (probe.recording) probe.handlerMs.push(e.durationMs);
+    },
+    idempotentSkip: () => {},
+    redelivered: () => {},
+    runStatus(_pipeline, status) {
+      if (status !== 'succeeded') return;
+      succeeded++;
+      if (waiter && succeeded >= waiter.total) waiter.resolve();
+    },
+    handlerAbandoned: () => {},
+  };
+  const waitFor = (total: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      if (succeeded >= total) return resolve();
+      const timer = setTimeout(() => reject(new Error(`only ${succeeded}/${total} runs succeeded after ${PHASE_TIMEOUT_MS} ms (${failed} failed stage executions)`)), PHASE_TIMEOUT_MS);
+      waiter = {
+        total,
+        resolve: () => {
+          clearTimeout(timer);
+          waiter = undefined;
+          resolve();
+        },
+      };
+    });
+  return { observer, waitFor, failures: () => failed };
+}
+
+function buildPipeline(concurrency: number, probe: Probe) {
+  const stages = Array.from({ length: STAGE_COUNT }, (_, i) => ({
+    name: `s${i + 1}`,
+    handler: (ctx: { job: { id: string } }) => {
+      probe.handlerStartMs.set(ctx.job.id, performance.now());
+      return null;
+    },
+  }));
+  return definePipeline({ name: PIPELINE, version: 1, defaults: { concurrency }, stages });
+}
+
+/** Submits `count` runs in a tight loop; returns the loop's duration in ms. */
+async function submitAll(kiln: Kiln, count: number, offset: number): Promise<number> {
+  const t0 = performance.now();
+  for (let i = 0; i < count; i++) await kiln.submit(PIPELINE, { n: offset + i });
+  return performance.now() - t0;
+}
+
+/** Runs the benchmark and returns its result line. */
+export async function runKilnBench(options: KilnBenchOptions): Promise<EngineResult> {
+  const rss = startRssSampler(50);
+  const probe: Probe = { recording: false, handlerStartMs: new Map(), stageLatencyMs: [], commitCallMs: [], claimCallMs: [], handlerMs: [] };
+  const counter = createCounter(probe);
+  const backend = instrument(options.backend, probe);
+  const kiln = createKiln({ backend, artifacts: options.artifacts, pipelines: [buildPipeline(options.concurrency, probe)], observer: counter.observer });
+  const worker = kiln.createWorker({ pollMs: 5 });
+  worker.start();
+  try {
+    await submitAll(kiln, options.warmupRuns, 0);
+    await counter.waitFor(options.warmupRuns);
+    probe.recording = true;
+    const t0 = performance.now();
+    const submitMs = await submitAll(kiln, options.runs, options.warmupRuns);
+    await counter.waitFor(options.warmupRuns + options.runs);
+    const elapsedMs = performance.now() - t0;
+    probe.recording = false;
+    if (counter.failures() > 0) throw new Error(`${counter.failures()} stage executions did not succeed`);
+    return {
+      system: options.system,
+      runs: options.runs,
+      concurrency: options.concurrency,
+      stagesPerRun: STAGE_COUNT,
+      elapsedMs: Math.round(elapsedMs),
+      submitMs: Math.round(submitMs),
+      runsPerSec: Math.round((options.runs / elapsedMs) * 1000 * 10) / 10,
+      transitionsPerSec: Math.round(((options.runs * STAGE_COUNT) / elapsedMs) * 1000),
+      stageLatency: summarize(probe.stageLatencyMs),
+      peakRssMb: rss.stop(),
+      extra: {
+        latencyBasis: 'handler start -> completeStage resolved (same job)',
+        handlerMsFromObserver: summarize(probe.handlerMs),
+        commitCallMs: summarize(probe.commitCallMs),
+        claimCallMs: summarize(probe.claimCallMs),
+        warmupRuns: options.warmupRuns,
+      },
+    };
+  } finally {
+    await worker.stop(1_000);
+    await options.backend.close();
+  }
+}
+
+/** Warm-up size used by every system: 5% of the runs, at least 20, at most 100. */
+export function warmupRunsFor(runs: number): number {
+  return Math.min(100, Math.max(20, Math.round(runs * 0.05)));
+}
+

@@ -1,0 +1,247 @@
+/**
+ * Content-addressed artifact store on a local (or shared) filesystem.
+ *
+ * Layout under `root`:
+ * - `tmp/<random>.tmp` — writes in progress; a crash leaves one here, `collectOrphanedTemps` removes it.
+ * - `objects/sha256/ab/cd/<hex>` — the immutable bytes, named by their sha256.
+ * - `objects/sha256/ab/cd/<hex>.json` — sidecar `{ size, mediaType }`: the recorded size is what
+ *   `get`/`has` check without rehashing; `mediaType` is the one given by the first writer.
+ *
+ * Every file is written to `tmp/`, fsynced and renamed into place, and the directory fsynced, so a
+ * reader never sees a half-written object. The sidecar is placed before the object: an object
+ * without its sidecar therefore means damage, not a crash.
+ *
+ * Media type: like an OCI descriptor, the {@link ArtifactRef} returned by `put` carries the caller's
+ * `mediaType`; the bytes are shared by every ref with the same content.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { systemClock, type Clock } from '../core/clock.ts';
+import { NotFoundError, PipelineError, ValidationError } from '../core/errors.ts';
+import type { ArtifactRef, ArtifactStore } from '../core/ports.ts';
+
+/** Options of {@link createFsArtifactStore}. */
+export interface FsArtifactStoreOptions {
+  /** Directory holding `tmp/` and `objects/`; created on first write. */
+  root: string;
+  /** Decides which temp files are old enough to collect. @default systemClock */
+  clock?: Clock;
+}
+
+/** An {@link ArtifactStore} with filesystem extras. */
+export interface FsArtifactStore extends ArtifactStore {
+  /** Absolute path of the object file of `ref` (it may not exist). Throws `ValidationError` on a bad ref. */
+  pathOf(ref: string): string;
+  /** Size and first-recorded media type of a stored object, or null when absent. */
+  stat(ref: string): Promise<ArtifactRef | null>;
+}
+
+/** Media type recorded when `put` is given none. */
+export const DEFAULT_MEDIA_TYPE = 'application/octet-stream';
+
+const REF_PATTERN = /^sha256:([0-9a-f]{64})$/;
+const TEMP_SUFFIX = '.tmp';
+
+interface Sidecar {
+  size: number;
+  mediaType: string;
+}
+
+/** Where things live under the root. */
+interface Layout {
+  tmpDir: string;
+  objectPath(hex: string): string;
+  newTempPath(): string;
+}
+
+/** Creates a filesystem artifact store rooted at `options.root`. */
+export function createFsArtifactStore(options: FsArtifactStoreOptions): FsArtifactStore {
+  const root = resolve(options.root);
+  const clock = options.clock ?? systemClock;
+  const tmpDir = join(root, 'tmp');
+  const layout: Layout = {
+    tmpDir,
+    objectPath: (hex) => join(root, 'objects', 'sha256', hex.slice(0, 2), hex.slice(2, 4), hex),
+    newTempPath: () => join(tmpDir, `${randomBytes(16).toString('hex')}${TEMP_SUFFIX}`),
+  };
+  const statRef = async (ref: string): Promise<ArtifactRef | null> => {
+    const hex = parseRef(ref);
+    const [sidecar, file] = await Promise.all([readSidecar(layout, hex), statOrNull(layout.objectPath(hex))]);
+    if (!sidecar || file?.size !== sidecar.size) return null;
+    return { ref, size: sidecar.size, mediaType: sidecar.mediaType };
+  };
+  return {
+    put: (data, putOptions) => putArtifact(layout, data, putOptions),
+    get: (ref, getOptions) => getArtifact(layout, ref, getOptions),
+    has: async (ref) => (await statRef(ref)) !== null,
+    stat: statRef,
+    collectOrphanedTemps: (olderThanMs) => collectTemps(tmpDir, clock.now() - olderThanMs),
+    pathOf: (ref) => layout.objectPath(parseRef(ref)),
+  };
+}
+
+async function putArtifact(
+  layout: Layout,
+  data: Uint8Array | AsyncIterable<Uint8Array>,
+  options: { mediaType?: string; maxBytes?: number } = {},
+): Promise<ArtifactRef> {
+  const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
+  const mediaType = options.mediaType ?? DEFAULT_MEDIA_TYPE;
+  // Refuse an oversized buffer before touching the disk.
+  if (data instanceof Uint8Array && data.byteLength > maxBytes) throw tooLarge(maxBytes);
+  await mkdir(layout.tmpDir, { recursive: true });
+  const tmp = layout.newTempPath();
+  try {
+    const { hex, size } = await writeTemp(tmp, data instanceof Uint8Array ? [data] : data, maxBytes);
+    await publish(layout, tmp, hex, { size, mediaType });
+    return { ref: `sha256:${hex}`, size, mediaType };
+  } finally {
+    // After a successful rename the temp is gone and this is a no-op; otherwise it drops the partial file.
+    await rm(tmp, { force: true });
+  }
+}
+
+/** Moves a complete temp file to its object path, unless an intact copy is already there. */
+async function publish(layout: Layout, tmp: string, hex: string, sidecar: Sidecar): Promise<void> {
+  const target = layout.objectPath(hex);
+  const dir = dirname(target);
+  await mkdir(dir, { recursive: true });
+  const recorded = await readSidecar(layout, hex);
+  // The sidecar goes first, so an object is never visible without its size record.
+  if (recorded?.size !== sidecar.size) await writeFileAtomically(layout, `${target}.json`, JSON.stringify(sidecar));
+  const existing = await statOrNull(target);
+  // Same hash and same size, with its record intact: the object is already there (a racing or earlier put).
+  if (existing?.size === sidecar.size && recorded?.size === sidecar.size) return;
+  // Absent, or present but damaged: rename atomically replaces it.
+  await rename(tmp, target);
+  await fsyncDirectory(dir);
+}
+
+async function writeFileAtomically(layout: Layout, path: string, text: string): Promise<void> {
+  const tmp = layout.newTempPath();
+  try {
+    await writeTemp(tmp, [Buffer.from(text)], Number.POSITIVE_INFINITY);
+    await rename(tmp, path);
+    await fsyncDirectory(dirname(path));
+  } finally {
+    await rm(tmp, { force: true });
+  }
+}
+
+async function readSidecar(layout: Layout, hex: string): Promise<Sidecar | null> {
+  try {
+    const parsed: unknown = JSON.parse(await readFile(`${layout.objectPath(hex)}.json`, 'utf8'));
+    return isSidecar(parsed) ? parsed : null;
+  } catch (err) {
+    if (isCode(err, 'ENOENT') || err instanceof SyntaxError) return null;
+    throw err;
+  }
+}
+
+async function getArtifact(layout: Layout, ref: string, options: { verify?: boolean } = {}): Promise<Uint8Array> {
+  const hex = parseRef(ref);
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(layout.objectPath(hex));
+  } catch (err) {
+    if (isCode(err, 'ENOENT')) throw new NotFoundError('artifact', ref);
+    throw err;
+  }
+  const sidecar = await readSidecar(layout, hex);
+  if (!sidecar) throw corrupt(ref, 'its size record (sidecar) is missing or unreadable');
+  if (bytes.byteLength !== sidecar.size) throw corrupt(ref, `size is ${bytes.byteLength} bytes, recorded ${sidecar.size}`);
+  if (options.verify) {
+    const actual = createHash('sha256').update(bytes).digest('hex');
+    if (actual !== hex) throw corrupt(ref, `content hashes to sha256:${actual}`);
+  }
+  return bytes;
+}
+
+/** Removes temp files last modified before `cutoffMs` (epoch ms); returns how many. */
+async function collectTemps(tmpDir: string, cutoffMs: number): Promise<number> {
+  let names: string[];
+  try {
+    names = await readdir(tmpDir);
+  } catch (err) {
+    if (isCode(err, 'ENOENT')) return 0;
+    throw err;
+  }
+  let removed = 0;
+  for (const name of names.filter((n) => n.endsWith(TEMP_SUFFIX))) {
+    const path = join(tmpDir, name);
+    // A put still writing keeps touching its file's mtime, so only stalled (crashed) writes qualify.
+    const info = await statOrNull(path);
+    if (!info || info.mtimeMs >= cutoffMs) continue;
+    await rm(path, { force: true });
+    removed += 1;
+  }
+  return removed;
+}
+
+/** Streams chunks into a new file while hashing and counting; fsyncs it before returning. */
+async function writeTemp(path: string, chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, maxBytes: number): Promise<{ hex: string; size: number }> {
+  const hash = createHash('sha256');
+  let size = 0;
+  // 'wx': a name clash would mean two writers share one temp; fail instead.
+  const file = await open(path, 'wx');
+  try {
+    for await (const chunk of chunks) {
+      size += chunk.byteLength;
+      if (size > maxBytes) throw tooLarge(maxBytes);
+      hash.update(chunk);
+      let offset = 0;
+      while (offset < chunk.byteLength) offset += (await file.write(chunk, offset)).bytesWritten;
+    }
+    // Durable before the rename makes it visible: a crash must not publish a truncated object.
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+  return { hex: hash.digest('hex'), size };
+}
+
+/** Persists a rename: without it a crash can lose the directory entry of a "published" file. */
+async function fsyncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } catch (err) {
+    // Some filesystems (and platforms) cannot fsync a directory; the rename is still atomic there.
+    if (!isCode(err, 'EINVAL') && !isCode(err, 'EISDIR') && !isCode(err, 'EPERM')) throw err;
+  } finally {
+    await handle.close();
+  }
+}
+
+function parseRef(ref: string): string {
+  const match = REF_PATTERN.exec(ref);
+  if (!match?.[1]) throw new ValidationError(`artifact ref must be "sha256:" and 64 lowercase hex digits, got ${JSON.stringify(ref)}`);
+  return match[1];
+}
+
+async function statOrNull(path: string): Promise<{ size: number; mtimeMs: number } | null> {
+  try {
+    return await stat(path);
+  } catch (err) {
+    if (isCode(err, 'ENOENT')) return null;
+    throw err;
+  }
+}
+
+function isSidecar(value: unknown): value is Sidecar {
+  const v = value as Partial<Sidecar> | null;
+  return typeof v === 'object' && v !== null && Number.isSafeInteger(v.size) && typeof v.mediaType === 'string';
+}
+
+function isCode(err: unknown, code: string): boolean {
+  return (err as { code?: unknown } | null)?.code === code;
+}
+
+function tooLarge(maxBytes: number): ValidationError {
+  return new ValidationError(`artifact is larger than ${maxBytes} bytes`, { code: 'PAYLOAD_TOO_LARGE', details: { maxBytes } });
+}
+
+function corrupt(ref: string, why: string): PipelineError {
+  return new PipelineError('ARTIFACT_CORRUPT', `artifact ${ref} is corrupt: ${why}`, false, { details: { ref } });
+}

@@ -1,0 +1,93 @@
+/**
+ * The reference Backend: everything in process memory, for fast deterministic tests and as the
+ * executable reading of the port's TSDoc. Each method runs one synchronous operation on the
+ * store (so it is atomic by construction) and returns copies, never live records.
+ */
+import type { Clock } from '../../core/clock.ts';
+import { BackendUnavailableError } from '../../core/errors.ts';
+import type { IdGenerator } from '../../core/ids.ts';
+import type { Backend, BackendCapabilities, MigrationResult } from '../../core/ports.ts';
+import { completeStage, failStage } from './commits.ts';
+import { claimJobs, reapExpiredLeases, releaseJobs, renewLeases } from './leases.ts';
+import { cancelRun, drainQueue, replayJob, resumeRun, setQueuePaused } from './operator-actions.ts';
+import { getRun, getJob, listJobs, listRuns, queueStats, readLedger } from './queries.ts';
+import { MemoryStore } from './store.ts';
+import { submitRun } from './submit-run.ts';
+
+/** The memory store has no schema; one version keeps `migrate` honest about being idempotent. */
+const SCHEMA_VERSION = 1;
+
+const CAPABILITIES: BackendCapabilities = Object.freeze({
+  name: 'memory',
+  multiProcess: false,
+  crossProcessWake: false,
+});
+
+/** Dependencies of the memory backend; both are required here, defaults live in `index.ts`. */
+export interface MemoryBackendDeps {
+  clock: Clock;
+  ids: IdGenerator;
+}
+
+function applyMigrations(store: MemoryStore): MigrationResult {
+  if (store.schemaVersion >= SCHEMA_VERSION) return { applied: [], version: store.schemaVersion };
+  store.schemaVersion = SCHEMA_VERSION;
+  return { applied: [SCHEMA_VERSION], version: SCHEMA_VERSION };
+}
+
+/** Creates a memory backend over a fresh, empty store. */
+export function buildMemoryBackend(deps: MemoryBackendDeps): Backend {
+  const store = new MemoryStore(deps.clock, deps.ids);
+  let closed = false;
+
+  /**
+   * Runs one operation atomically: it is synchronous, so nothing interleaves. The result is
+   * copied so callers can neither mutate the store nor see later changes.
+   */
+  const run = async <T>(op: () => T): Promise<T> => {
+    if (closed) throw new BackendUnavailableError('memory backend is closed');
+    try {
+      const result = op();
+      store.flushWakes();
+      return structuredClone(result);
+    } catch (err) {
+      // Operations validate before they mutate, so a throw leaves nothing to wake for.
+      store.pendingWakes.clear();
+      throw err;
+    }
+  };
+
+  return {
+    capabilities: CAPABILITIES,
+    migrate: () => run(() => applyMigrations(store)),
+    now: () => run(() => store.clock.now()),
+    submitRun: (request) => run(() => submitRun(store, request)),
+    claimJobs: (request) => run(() => claimJobs(store, request)),
+    renewLeases: (renewals) => run(() => renewLeases(store, renewals)),
+    completeStage: (request) => run(() => completeStage(store, request)),
+    failStage: (request) => run(() => failStage(store, request)),
+    releaseJobs: (leases) => run(() => releaseJobs(store, leases)),
+    reapExpiredLeases: () => run(() => reapExpiredLeases(store)),
+    cancelRun: (runId, reason) => run(() => cancelRun(store, runId, reason)),
+    resumeRun: (runId) => run(() => resumeRun(store, runId)),
+    replayJob: (jobId) => run(() => replayJob(store, jobId)),
+    setQueuePaused: (queue, paused) => run(() => setQueuePaused(store, queue, paused)),
+    drainQueue: (queue) => run(() => drainQueue(store, queue)),
+    getRun: (runId) => run(() => getRun(store, runId)),
+    listRuns: (query) => run(() => listRuns(store, query)),
+    getJob: (jobId) => run(() => getJob(store, jobId)),
+    listJobs: (query) => run(() => listJobs(store, query)),
+    queueStats: () => run(() => queueStats(store)),
+    readLedger: (runId) => run(() => readLedger(store, runId)),
+    onWake(listener) {
+      store.wakeListeners.add(listener);
+      return () => {
+        store.wakeListeners.delete(listener);
+      };
+    },
+    async close() {
+      closed = true;
+      store.wakeListeners.clear();
+    },
+  };
+}

@@ -1,0 +1,131 @@
+/**
+ * Lease-fenced commits for the memory backend: `completeStage` and `failStage`. Each checks the
+ * lease first and changes nothing when it is refused.
+ */
+import type { Job, Run, StageErrorRecord, StageRecord } from '../../core/model.ts';
+import { JobKind, JobState, RollbackStatus, RunStatus, StageStatus } from '../../core/model.ts';
+import type { CommitResult, CompleteStageRequest, FailStageRequest, FailureDecision, JobSpec } from '../../core/ports.ts';
+import { canTransition } from '../../core/run/transitions.ts';
+import type { LeaseCheck, MemoryStore } from './store.ts';
+
+/** The refusal a failed lease check turns into. */
+function refusal(check: Extract<LeaseCheck, { ok: false }>): CommitResult {
+  return { outcome: check.reason === 'cancelled' ? 'cancelled' : 'lease_lost' };
+}
+
+/** Enqueues a compensation and marks its stage's rollback `pending`. */
+function enqueueRollback(store: MemoryStore, run: Run, spec: JobSpec, now: number): void {
+  store.enqueue(run, spec, now);
+  store.stageRecord(run.id, spec.stage).rollbackStatus = RollbackStatus.pending;
+}
+
+/** Records the job's success, enqueues `next` or ends the run, and deletes the job. */
+export function completeStage(store: MemoryStore, request: CompleteStageRequest): CommitResult {
+  const now = store.clock.now();
+  const check = store.checkLease(request.lease, now);
+  if (!check.ok) return refusal(check);
+  const { job, run } = check;
+
+  // The first completion of a key wins; a duplicate keeps the recorded outcome.
+  if (!store.ledger.has(job.idempotencyKey)) {
+    store.ledger.set(job.idempotencyKey, {
+      key: job.idempotencyKey,
+      runId: run.id,
+      stage: job.stage,
+      kind: job.kind,
+      output: structuredClone(request.output),
+      completedAt: now,
+    });
+  }
+  const record = store.stageRecord(run.id, job.stage);
+  if (job.kind === JobKind.stage) {
+    record.status = StageStatus.succeeded;
+    record.output = structuredClone(request.output);
+    record.error = null;
+    record.leaseOwner = null;
+    record.leaseUntil = null;
+    record.finishedAt = now;
+    record.durationMs = request.durationMs;
+  } else {
+    record.rollbackStatus = RollbackStatus.succeeded;
+  }
+  // Delete before enqueuing: the next job must not be absorbed by this one's key.
+  store.deleteJob(job.id);
+
+  const next = request.next;
+  if (next === null) {
+    run.status = job.kind === JobKind.stage ? RunStatus.succeeded : RunStatus.failed;
+    run.currentStage = null;
+    run.finishedAt = now;
+  } else if (next.kind === JobKind.rollback) {
+    enqueueRollback(store, run, next, now);
+  } else {
+    store.enqueue(run, next, now);
+    run.currentStage = next.stage;
+  }
+  run.updatedAt = now;
+  return { outcome: 'committed', runStatus: run.status };
+}
+
+/** Job back to ready after the backoff; the stage waits as `failed`. */
+function applyRetry(store: MemoryStore, job: Job, record: StageRecord, delayMs: number, now: number): void {
+  job.state = JobState.ready;
+  job.availableAt = now + Math.max(0, delayMs);
+  if (job.kind === JobKind.stage) record.status = StageStatus.failed;
+  if (delayMs <= 0) store.pendingWakes.add(job.queue);
+}
+
+/** Job and run wait for an operator. */
+function applyPark(job: Job, record: StageRecord, run: Run): void {
+  job.state = JobState.parked;
+  if (job.kind === JobKind.stage) record.status = StageStatus.failed;
+  // A compensation of a dead-lettered run cannot park the run (not a legal move): the job alone
+  // waits, visible as parked.
+  if (canTransition(run.status, RunStatus.parked)) run.status = RunStatus.parked;
+}
+
+/** Job dead, stage and run dead-lettered, optional compensation enqueued. */
+function applyDeadLetter(
+  store: MemoryStore,
+  ctx: { job: Job; record: StageRecord; run: Run; error: StageErrorRecord },
+  rollback: JobSpec | null,
+  now: number,
+): void {
+  const { job, record, run, error } = ctx;
+  job.state = JobState.dead;
+  if (job.kind === JobKind.stage) {
+    record.status = StageStatus.dead_lettered;
+    record.finishedAt = now;
+  } else {
+    record.rollbackStatus = RollbackStatus.dead_lettered;
+  }
+  run.status = RunStatus.dead_lettered;
+  run.error = error;
+  if (rollback !== null) enqueueRollback(store, run, rollback, now);
+}
+
+/** Records a failed attempt and applies the engine's decision. */
+export function failStage(store: MemoryStore, request: FailStageRequest): CommitResult {
+  const now = store.clock.now();
+  const check = store.checkLease(request.lease, now);
+  if (!check.ok) return refusal(check);
+  const { job, run } = check;
+  const error: StageErrorRecord = { ...request.error };
+  const record = store.stageRecord(run.id, job.stage);
+
+  job.lastError = error;
+  store.clearLease(job);
+  if (job.kind === JobKind.stage) {
+    record.error = error;
+    record.durationMs = request.durationMs;
+    record.leaseOwner = null;
+    record.leaseUntil = null;
+  }
+  const decision: FailureDecision = request.decision;
+  if (decision.action === 'retry') applyRetry(store, job, record, decision.delayMs, now);
+  else if (decision.action === 'park') applyPark(job, record, run);
+  else applyDeadLetter(store, { job, record, run, error }, decision.rollback, now);
+  run.updatedAt = now;
+  return { outcome: 'committed', runStatus: run.status };
+}
+

@@ -1,0 +1,88 @@
+/**
+ * The SQLite Backend: every method is one transaction on a shared file (BEGIN IMMEDIATE for
+ * anything that writes, so read-modify-write is serialised across processes), built from the
+ * operation modules beside this file. Driver errors never escape (see `errors.ts`).
+ */
+import type { Clock } from '../../core/clock.ts';
+import { BackendUnavailableError } from '../../core/errors.ts';
+import type { IdGenerator } from '../../core/ids.ts';
+import type { Backend, BackendCapabilities } from '../../core/ports.ts';
+import { claimJobs } from './claim-jobs.ts';
+import { completeStage, failStage } from './commits.ts';
+import type { SqliteDatabase } from './connection.ts';
+import { createContext, readOperation, writeOperation } from './context.ts';
+import { mapError } from './errors.ts';
+import { reapExpiredLeases, releaseJobs, renewLeases } from './leases.ts';
+import { applyMigrations } from './migrate.ts';
+import { cancelRun, drainQueue, replayJob, resumeRun, setQueuePaused } from './operator.ts';
+import { getJob, getRun, listJobs, listRuns, queueStats, readLedger } from './reads.ts';
+import { submitRun } from './submit-run.ts';
+
+const CAPABILITIES: BackendCapabilities = Object.freeze({
+  name: 'sqlite',
+  multiProcess: true,
+  // Wakes are in-process only; other processes find new work by polling.
+  crossProcessWake: false,
+});
+
+/** What {@link buildSqliteBackend} needs; defaults are applied by `index.ts`. */
+export interface SqliteBackendDeps {
+  db: SqliteDatabase;
+  clock: Clock;
+  ids: IdGenerator;
+}
+
+/** Builds the Backend over an open connection; `close()` closes that connection. */
+export function buildSqliteBackend(deps: SqliteBackendDeps): Backend {
+  const ctx = createContext(deps.db, deps.clock, deps.ids);
+  let closed = false;
+  /** Operations refuse to run after close with a kiln error, not a driver TypeError. */
+  const open = <Args extends unknown[], Result>(op: (...args: Args) => Promise<Result>) => {
+    return async (...args: Args): Promise<Result> => {
+      if (closed) throw new BackendUnavailableError('sqlite backend is closed');
+      return op(...args);
+    };
+  };
+  const write = <Args extends unknown[], Result>(body: (...args: Args) => Result) => open(writeOperation(ctx, body));
+  const read = <Args extends unknown[], Result>(body: (...args: Args) => Result) => open(readOperation(ctx, body));
+
+  return {
+    capabilities: CAPABILITIES,
+    migrate: open(async () => {
+      try {
+        return applyMigrations(deps.db, deps.clock.now());
+      } catch (err) {
+        throw mapError(err);
+      }
+    }),
+    now: open(async () => deps.clock.now()),
+    submitRun: write((request) => submitRun(ctx, request)),
+    claimJobs: write((request) => claimJobs(ctx, request)),
+    renewLeases: write((renewals) => renewLeases(ctx, renewals)),
+    completeStage: write((request) => completeStage(ctx, request)),
+    failStage: write((request) => failStage(ctx, request)),
+    releaseJobs: write((leases) => releaseJobs(ctx, leases)),
+    reapExpiredLeases: write(() => reapExpiredLeases(ctx)),
+    cancelRun: write((runId, reason) => cancelRun(ctx, runId, reason)),
+    resumeRun: write((runId) => resumeRun(ctx, runId)),
+    replayJob: write((jobId) => replayJob(ctx, jobId)),
+    setQueuePaused: write((queue, paused) => setQueuePaused(ctx, queue, paused)),
+    drainQueue: write((queue) => drainQueue(ctx, queue)),
+    getRun: read((runId) => getRun(ctx, runId)),
+    listRuns: read((query) => listRuns(ctx, query)),
+    getJob: read((jobId) => getJob(ctx, jobId)),
+    listJobs: read((query) => listJobs(ctx, query)),
+    queueStats: read(() => queueStats(ctx)),
+    readLedger: read((runId) => readLedger(ctx, runId)),
+    onWake: (listener) => ctx.onWake(listener),
+    async close() {
+      if (closed) return;
+      closed = true;
+      try {
+        deps.db.close();
+      } catch (err) {
+        throw mapError(err);
+      }
+    },
+  };
+}

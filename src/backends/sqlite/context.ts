@@ -1,0 +1,134 @@
+/**
+ * What every operation of the SQLite backend shares: the connection, its prepared statements,
+ * the clock and id source, and the wake hints collected during a transaction. Operations are
+ * built with {@link writeOperation} / {@link readOperation}, which own the transaction boundary
+ * and the error mapping, so an operation body is plain synchronous code over the statements.
+ */
+import type { Clock } from '../../core/clock.ts';
+import { SchemaVersionError } from '../../core/errors.ts';
+import type { IdGenerator } from '../../core/ids.ts';
+import type { SqliteDatabase } from './connection.ts';
+import { mapError } from './errors.ts';
+import { assertKnownVersion, latestSchemaVersion, readSchemaVersion } from './migrate.ts';
+import { prepareStatements, type Statements } from './statements.ts';
+
+/** Shared state of one backend instance. */
+export interface SqliteContext {
+  readonly db: SqliteDatabase;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  /** The prepared statements; prepared on first use, once the schema is current. */
+  sql(): Statements;
+  /** Marks `queue` to be woken once the current transaction has committed. */
+  wake(queue: string): void;
+  /** Registers a wake listener; returns its unsubscribe function. */
+  onWake(listener: (queue: string) => void): () => void;
+  /** Fires the collected wakes (after a commit). */
+  flushWakes(): void;
+  /** Forgets the collected wakes (after a rollback). */
+  discardWakes(): void;
+}
+
+interface WakeState {
+  pending: Set<string>;
+  listeners: Set<(queue: string) => void>;
+}
+
+/** Creates the context of one connection. */
+export function createContext(db: SqliteDatabase, clock: Clock, ids: IdGenerator): SqliteContext {
+  let statements: Statements | undefined;
+  const wakes: WakeState = { pending: new Set(), listeners: new Set() };
+  const ctx: SqliteContext = {
+    db,
+    clock,
+    ids,
+    sql() {
+      if (statements) return statements;
+      const version = readSchemaVersion(db);
+      assertKnownVersion(version);
+      if (version < latestSchemaVersion()) {
+        throw new SchemaVersionError(`database schema version ${version} is older than ${latestSchemaVersion()}: call migrate() first`, {
+          details: { version, required: latestSchemaVersion() },
+        });
+      }
+      statements = prepareStatements(db);
+      return statements;
+    },
+    wake(queue) {
+      wakes.pending.add(queue);
+    },
+    onWake(listener) {
+      wakes.listeners.add(listener);
+      return () => {
+        wakes.listeners.delete(listener);
+      };
+    },
+    flushWakes: () => flushWakes(wakes),
+    discardWakes: () => wakes.pending.clear(),
+  };
+  return ctx;
+}
+
+/**
+ * Fires the collected wake hints. Deferred to a microtask so a listener that calls back into the
+ * backend never runs inside the operation that woke it; a throwing listener is ignored (a wake
+ * is only a latency hint).
+ */
+function flushWakes({ pending, listeners }: WakeState): void {
+  if (pending.size === 0) return;
+  const queues = [...pending];
+  pending.clear();
+  if (listeners.size === 0) return;
+  const targets = [...listeners];
+  queueMicrotask(() => {
+    for (const queue of queues) {
+      for (const listener of targets) {
+        try {
+          listener(queue);
+        } catch {
+          // Correctness never depends on a wake: workers poll as well.
+        }
+      }
+    }
+  });
+}
+
+/**
+ * Wraps `body` as one `BEGIN IMMEDIATE` transaction: it takes the database write lock before
+ * reading, so every read-modify-write inside is serialised against all processes sharing the
+ * file. Wakes fire only after a commit; any error is mapped by `mapError` and rolls back.
+ */
+export function writeOperation<Args extends unknown[], Result>(
+  ctx: SqliteContext,
+  body: (...args: Args) => Result,
+): (...args: Args) => Promise<Result> {
+  const tx = ctx.db.transaction(body);
+  return async (...args) => {
+    try {
+      const result = tx.immediate(...args);
+      ctx.flushWakes();
+      return result;
+    } catch (err) {
+      ctx.discardWakes();
+      throw mapError(err);
+    }
+  };
+}
+
+/**
+ * Wraps `body` as one read transaction (`BEGIN DEFERRED`, never upgraded): a consistent
+ * snapshot across its statements without taking the write lock.
+ */
+export function readOperation<Args extends unknown[], Result>(
+  ctx: SqliteContext,
+  body: (...args: Args) => Result,
+): (...args: Args) => Promise<Result> {
+  const tx = ctx.db.transaction(body);
+  return async (...args) => {
+    try {
+      return tx.deferred(...args);
+    } catch (err) {
+      throw mapError(err);
+    }
+  };
+}

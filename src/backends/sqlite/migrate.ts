@@ -1,0 +1,92 @@
+/**
+ * Schema migrations: numbered `.sql` files in `./migrations/` (`NNNN_verb_noun.sql`), append-only,
+ * applied in order inside one `BEGIN IMMEDIATE` transaction (the SQLite write lock), each
+ * recorded in `schema_version`. Two processes migrating at once serialise on the write lock; the
+ * second sees the recorded versions and applies nothing.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { SchemaVersionError } from '../../core/errors.ts';
+import type { MigrationResult } from '../../core/ports.ts';
+import type { SqliteDatabase } from './connection.ts';
+
+/** One migration file. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
+const FILE_NAME = /^(\d{4})_[a-z0-9_]+\.sql$/;
+
+let loaded: readonly Migration[] | undefined;
+
+/** The migration files shipped with this code, in version order (read once, on first use). */
+export function loadMigrations(): readonly Migration[] {
+  if (loaded) return loaded;
+  const migrations = readdirSync(MIGRATIONS_DIR)
+    .filter((file) => file.endsWith('.sql'))
+    .map((file): Migration => {
+      const match = FILE_NAME.exec(file);
+      if (!match?.[1]) throw new SchemaVersionError(`migration file name ${file} does not match NNNN_verb_noun.sql`);
+      return { version: Number(match[1]), name: file, sql: readFileSync(new URL(file, MIGRATIONS_DIR), 'utf8') };
+    })
+    .sort((a, b) => a.version - b.version);
+  // Versions must be 1..n without gaps, or "applied up to n" would not mean "has all of 1..n".
+  migrations.forEach((m, i) => {
+    if (m.version !== i + 1) throw new SchemaVersionError(`migration ${m.name} should have version ${i + 1}`);
+  });
+  loaded = migrations;
+  return loaded;
+}
+
+/** The highest schema version this code knows. */
+export function latestSchemaVersion(): number {
+  return loadMigrations().length;
+}
+
+/** The schema version recorded in the database, 0 for a new file. */
+export function readSchemaVersion(db: SqliteDatabase): number {
+  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").get();
+  if (table === undefined) return 0;
+  const row = db.prepare('SELECT MAX(version) AS version FROM schema_version').get() as { version: number | null };
+  return row.version ?? 0;
+}
+
+/** Throws `SchemaVersionError` when the database was migrated by newer code. */
+export function assertKnownVersion(version: number): void {
+  const latest = latestSchemaVersion();
+  if (version > latest) {
+    throw new SchemaVersionError(`database schema version ${version} is newer than this kiln supports (${latest})`, {
+      details: { version, supported: latest },
+    });
+  }
+}
+
+/**
+ * Applies every migration newer than the recorded version, all in one `BEGIN IMMEDIATE`
+ * transaction: either the database ends at the latest version or nothing changed.
+ */
+export function applyMigrations(db: SqliteDatabase, nowMs: number): MigrationResult {
+  const migrations = loadMigrations();
+  const run = db.transaction((): MigrationResult => {
+    // Created here, not in 0001: the runner needs it to know what 0001 means.
+    db.exec(`CREATE TABLE IF NOT EXISTS schema_version (
+      version    INTEGER PRIMARY KEY,
+      name       TEXT NOT NULL,
+      applied_at INTEGER NOT NULL
+    )`);
+    const current = readSchemaVersion(db);
+    assertKnownVersion(current);
+    const record = db.prepare('INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)');
+    const applied: number[] = [];
+    for (const migration of migrations) {
+      if (migration.version <= current) continue;
+      db.exec(migration.sql);
+      record.run(migration.version, migration.name, nowMs);
+      applied.push(migration.version);
+    }
+    return { applied, version: Math.max(current, ...applied) };
+  });
+  return run.immediate();
+}

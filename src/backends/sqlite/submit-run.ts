@@ -1,0 +1,92 @@
+/**
+ * `submitRun`: idempotent submission, stage records, first job, and supersession of older
+ * versions of the same subject — one BEGIN IMMEDIATE transaction, so two processes submitting
+ * the same idempotency key or two versions of one subject at once cannot both win.
+ */
+import { ConflictError, ErrorClass, ValidationError } from '../../core/errors.ts';
+import type { StageErrorRecord } from '../../core/model.ts';
+import type { SubmitRunRequest, SubmitRunResult } from '../../core/ports.ts';
+import type { SqliteContext } from './context.ts';
+import { enqueueJob } from './enqueue-job.ts';
+import { runFromRow, toJson, type RunRow } from './rows.ts';
+import { endRun } from './run-state.ts';
+
+/** The error recorded on a run that a newer version replaced. */
+function supersededError(by: RunRow): StageErrorRecord {
+  return {
+    class: ErrorClass.permanent,
+    code: 'SUPERSEDED',
+    message: `superseded by run ${by.id} (version ${String(by.subject_version)})`,
+  };
+}
+
+function newRunRow(ctx: SqliteContext, request: SubmitRunRequest, now: number): RunRow {
+  return {
+    id: ctx.ids.next('run'),
+    pipeline: request.pipeline,
+    pipeline_version: request.pipelineVersion,
+    status: 'queued',
+    current_stage: request.firstJob.stage,
+    input: toJson(request.input),
+    input_checksum: request.inputChecksum,
+    idempotency_key: request.idempotencyKey ?? null,
+    subject_id: request.subjectId ?? null,
+    subject_version: request.subjectVersion ?? null,
+    tenant: request.tenant ?? null,
+    trace_id: request.traceId ?? null,
+    error: null,
+    created_at: now,
+    updated_at: now,
+    finished_at: null,
+  };
+}
+
+/** The run already submitted under the request's key, or a conflict when its input differs. */
+function existingForKey(ctx: SqliteContext, request: SubmitRunRequest): RunRow | undefined {
+  if (request.idempotencyKey === undefined) return undefined;
+  const existing = ctx.sql().selectRunByIdempotencyKey.get(request.pipeline, request.idempotencyKey);
+  if (existing && existing.input_checksum !== request.inputChecksum) {
+    throw new ConflictError('IDEMPOTENCY_KEY_REUSED', `idempotency key ${request.idempotencyKey} was used with another input`, {
+      details: { idempotencyKey: request.idempotencyKey, runId: existing.id },
+    });
+  }
+  return existing;
+}
+
+/**
+ * Applies subject versioning to a freshly inserted run: it is born superseded when a higher
+ * version exists; otherwise it supersedes lower versions that have not ended. Returns the run.
+ */
+function applySupersession(ctx: SqliteContext, run: RunRow, request: SubmitRunRequest, now: number): RunRow {
+  if (run.subject_id === null || run.subject_version === null) {
+    enqueueJob(ctx, run, request.firstJob, now);
+    return run;
+  }
+  const sql = ctx.sql();
+  const newer = sql.selectNewerSubjectRun.get(run.pipeline, run.subject_id, run.subject_version);
+  if (newer) {
+    // Born obsolete: recorded (so the submission is visible and idempotent) but never runs.
+    return endRun(ctx, run, 'superseded', supersededError(newer), now);
+  }
+  for (const older of sql.selectOlderLiveSubjectRuns.all(run.pipeline, run.subject_id, run.subject_version)) {
+    endRun(ctx, older, 'superseded', supersededError(run), now);
+  }
+  enqueueJob(ctx, run, request.firstJob, now);
+  return run;
+}
+
+/** Creates a run with its stage records and first job, or returns the run for its idempotency key. */
+export function submitRun(ctx: SqliteContext, request: SubmitRunRequest): SubmitRunResult {
+  if (!request.stages.includes(request.firstJob.stage)) {
+    throw new ValidationError(`first job stage ${request.firstJob.stage} is not a stage of ${request.pipeline}`);
+  }
+  const existing = existingForKey(ctx, request);
+  if (existing) return { run: runFromRow(existing), created: false };
+
+  const now = ctx.clock.now();
+  const sql = ctx.sql();
+  const row = newRunRow(ctx, request, now);
+  sql.insertRun.run(row);
+  request.stages.forEach((stage, index) => sql.insertStage.run(row.id, stage, index));
+  return { run: runFromRow(applySupersession(ctx, row, request, now)), created: true };
+}

@@ -1,0 +1,57 @@
+/** `kiln serve`: the HTTP API and a worker in one process, on the embedded SQLite store. */
+import type { Command } from 'commander';
+import { buildApp } from '../../http/build-app.ts';
+import type { CliContext } from '../cli-context.ts';
+import { openCommandRuntime, type GlobalOptions } from '../global-options.ts';
+import { parsePort } from './option-parsers.ts';
+
+interface ServeOptions extends GlobalOptions {
+  host?: string;
+  port?: number;
+  workerId?: string;
+}
+
+async function serve(ctx: CliContext, options: ServeOptions): Promise<void> {
+  // Listen for signals before anything slow, so a stop during start-up is still graceful.
+  const shutdown = ctx.shutdownRequested();
+  const flags = {
+    ...(options.host === undefined ? {} : { host: options.host }),
+    ...(options.port === undefined ? {} : { port: options.port }),
+  };
+  const rt = await openCommandRuntime(ctx, options, { flags });
+  const { config, kiln, logger } = rt;
+  const app = buildApp({ kiln, metrics: rt.metrics, logger, bodyLimitBytes: config.http.bodyLimitBytes });
+  let url: string;
+  try {
+    url = await app.listen({ host: config.http.host, port: config.http.port });
+  } catch (err) {
+    await app.close();
+    await rt.close();
+    throw err;
+  }
+  const worker = kiln.createWorker({
+    ...(options.workerId === undefined ? {} : { workerId: options.workerId }),
+    pollMs: config.worker.pollMs,
+    reapMs: config.worker.reapMs,
+  });
+  worker.start();
+  logger.info({ url, worker_id: worker.id, store: config.store.path, pipelines: [...kiln.pipelines.keys()] }, `kiln serving on ${url}`);
+
+  const signal = await shutdown;
+  logger.info({ signal, in_flight: worker.inFlight(), grace_ms: config.worker.shutdownGraceMs }, 'shutting down');
+  // Stop claiming and stop accepting requests together; in-flight jobs get the grace period.
+  await Promise.all([worker.stop(config.worker.shutdownGraceMs), app.close()]);
+  await rt.close();
+  logger.info({ signal }, 'stopped');
+}
+
+/** Registers `kiln serve`. */
+export function registerServeCommand(program: Command, ctx: CliContext): void {
+  program
+    .command('serve')
+    .description('run the HTTP API and a worker (SQLite store, http://127.0.0.1:8080 by default)')
+    .option('--host <host>', 'listen address (env KILN_HOST or HOST; default 127.0.0.1)')
+    .option('--port <port>', 'listen port, 0 = any free port (env KILN_PORT or PORT; default 8080)', parsePort)
+    .option('--worker-id <id>', 'lease owner name of the embedded worker (default random)')
+    .action((_opts: ServeOptions, cmd: Command) => serve(ctx, cmd.optsWithGlobals<ServeOptions>()));
+}

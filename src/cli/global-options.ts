@@ -1,0 +1,63 @@
+/**
+ * Options every command accepts (before or after the command name): where the config and the
+ * store are, which extra pipelines to register, how much to log.
+ */
+import type { Command } from 'commander';
+import { builtinPipelines } from '../pipelines/index.ts';
+import type { CliContext } from './cli-context.ts';
+import { loadPipelines, parseModuleList, PIPELINES_ENV } from './load-pipelines.ts';
+import { openRuntime, type Runtime, type RuntimeFlags } from './runtime.ts';
+
+/** Parsed global options. */
+export interface GlobalOptions {
+  config?: string;
+  db?: string;
+  pipelines?: string;
+  logLevel?: string;
+}
+
+/** Adds the global options to the root command. */
+export function addGlobalOptions(program: Command): Command {
+  return program
+    .option('--config <file>', 'kiln.yaml to read (default ./kiln.yaml if present; env KILN_CONFIG)')
+    .option('--db <path>', 'SQLite store file (default ./kiln.db; env KILN_DB)')
+    .option('--pipelines <modules>', `extra pipeline modules, comma-separated (env ${PIPELINES_ENV})`)
+    .option('--log-level <level>', 'trace|debug|info|warn|error|fatal|silent (env KILN_LOG_LEVEL)');
+}
+
+/**
+ * Opens the runtime for a command from its options (`cmd.optsWithGlobals()`), registering the
+ * built-in pipelines plus `--pipelines` (or `KILN_PIPELINES`) modules.
+ */
+export async function openCommandRuntime(
+  ctx: CliContext,
+  options: GlobalOptions,
+  extra: { flags?: RuntimeFlags; logDestination?: NodeJS.WritableStream } = {},
+): Promise<Runtime> {
+  const specs = parseModuleList(options.pipelines ?? ctx.env[PIPELINES_ENV]);
+  const pipelines = await loadPipelines(builtinPipelines, specs, ctx.cwd);
+  const flags: RuntimeFlags = { ...extra.flags };
+  if (options.db !== undefined) flags.db = options.db;
+  if (options.logLevel !== undefined) flags.logLevel = options.logLevel;
+  return openRuntime({
+    ...(options.config === undefined ? {} : { configFile: options.config }),
+    flags,
+    pipelines,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    ...(extra.logDestination === undefined ? {} : { logDestination: extra.logDestination }),
+  });
+}
+
+/**
+ * Opens the runtime, runs `fn` and always closes the store (operator commands). Logs go to
+ * stderr, so stdout carries only the command's result (`--json` output stays parseable).
+ */
+export async function withCommandRuntime<T>(ctx: CliContext, options: GlobalOptions, fn: (rt: Runtime) => Promise<T>): Promise<T> {
+  const rt = await openCommandRuntime(ctx, options, { logDestination: ctx.stderr });
+  try {
+    return await fn(rt);
+  } finally {
+    await rt.close();
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The composition root of a kiln process: configuration, the SQLite store (migrated), the artifact
+ * store, logging, metrics and the engine, opened together and closed together.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { createFsArtifactStore } from '../artifacts/fs-artifact-store.ts';
+import { createSqliteBackend } from '../backends/sqlite/index.ts';
+import type { Logger } from '../core/logger.ts';
+import type { PipelineDefinition } from '../core/pipeline/define-pipeline.ts';
+import type { ArtifactStore, Backend, MigrationResult } from '../core/ports.ts';
+import { loadConfig } from '../config/load.ts';
+import type { ResolvedConfig } from '../config/schema.ts';
+import { createKiln } from '../engine/create-kiln.ts';
+import type { Kiln } from '../engine/kiln-types.ts';
+import { createLogger } from '../observe/logger.ts';
+import { createMetrics, type KilnMetrics } from '../observe/metrics.ts';
+
+/** Flags that override configuration fields. */
+export interface RuntimeFlags {
+  db?: string;
+  host?: string;
+  port?: number;
+  logLevel?: string;
+}
+
+/** Inputs of {@link openRuntime}. */
+export interface RuntimeOptions {
+  /** `--config`; else `KILN_CONFIG`, else `./kiln.yaml` if present. */
+  configFile?: string;
+  flags: RuntimeFlags;
+  /** Every pipeline this process registers. */
+  pipelines: readonly PipelineDefinition[];
+  /** @default process.env */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** @default process.cwd() */
+  cwd?: string;
+  /** Where log lines go. @default stdout */
+  logDestination?: NodeJS.WritableStream;
+}
+
+/** Everything a command works with. */
+export interface Runtime {
+  readonly config: ResolvedConfig;
+  readonly backend: Backend;
+  readonly artifacts: ArtifactStore;
+  readonly logger: Logger;
+  readonly metrics: KilnMetrics;
+  readonly kiln: Kiln;
+  /** What `migrate()` did at open. */
+  readonly migration: MigrationResult;
+  /** Closes the store. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Loads the configuration (throws `ConfigError` listing every problem), opens and migrates the
+ * SQLite store and builds the engine. No worker is started.
+ */
+export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const config = loadConfig({
+    ...(options.configFile === undefined ? {} : { file: options.configFile }),
+    env: { ...(options.env ?? process.env) },
+    flags: options.flags,
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    pipelines: options.pipelines,
+  });
+  const logger = createLogger({
+    level: config.log.level,
+    ...(options.logDestination === undefined ? {} : { destination: options.logDestination }),
+  });
+  if (config.store.path !== ':memory:') mkdirSync(dirname(config.store.path), { recursive: true });
+  const backend = createSqliteBackend({ path: config.store.path });
+  let migration: MigrationResult;
+  try {
+    migration = await backend.migrate();
+  } catch (err) {
+    await backend.close();
+    throw err;
+  }
+  const artifacts = createFsArtifactStore({ root: config.artifacts.root });
+  const metrics = createMetrics();
+  const kiln = createKiln({
+    backend,
+    artifacts,
+    pipelines: options.pipelines,
+    policies: config.policies,
+    logger,
+    observer: metrics.observer,
+  });
+  // Queue depth gauges are read from the store at scrape time, not tracked incrementally.
+  metrics.setQueueStats(() => kiln.queues());
+  let closed: Promise<void> | undefined;
+  return {
+    config,
+    backend,
+    artifacts,
+    logger,
+    metrics,
+    kiln,
+    migration,
+    close: () => (closed ??= backend.close()),
+  };
+}

@@ -1,0 +1,251 @@
+/**
+ * The one schema of `kiln.yaml` (TypeBox): the file's types, every default and every field's docs
+ * live here. Environment variables and CLI flags are mapped onto the same fields in this module
+ * too, and are checked against the same field schemas, so all three sources accept the same values.
+ * `load.ts` turns file + env + flags into a deep-frozen {@link ResolvedConfig}.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import type { PolicyOverrides } from '../engine/kiln-types.ts';
+import { DEFAULT_STAGE_POLICY } from '../core/policy/stage-policy.ts';
+import { DURATION_MESSAGE, DURATION_PATTERN } from './duration.ts';
+
+/** Log levels, most verbose first; `silent` turns logging off. */
+export const LogLevel = {
+  trace: 'trace',
+  debug: 'debug',
+  info: 'info',
+  warn: 'warn',
+  error: 'error',
+  fatal: 'fatal',
+  silent: 'silent',
+} as const;
+/** One of {@link LogLevel}'s values. */
+export type LogLevel = (typeof LogLevel)[keyof typeof LogLevel];
+
+/** Schema annotation marking a duration field (see {@link Duration}). */
+export interface DurationAnnotation {
+  kilnDuration: true;
+  /** Smallest accepted value once converted, in ms (0 unless stated). */
+  minimumMs?: number;
+  errorMessage: string;
+}
+
+/**
+ * A duration field: integer ms or a string with a unit. Resolved config holds ms.
+ * The `kilnDuration` annotation tells the loader which fields to convert.
+ */
+function Duration(description: string, extra: { default?: number; minimumMs?: number } = {}) {
+  const annotation: DurationAnnotation = { kilnDuration: true, errorMessage: DURATION_MESSAGE };
+  if (extra.minimumMs !== undefined) annotation.minimumMs = extra.minimumMs;
+  return Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: DURATION_PATTERN })], {
+    description,
+    ...(extra.default === undefined ? {} : { default: extra.default }),
+    ...annotation,
+  });
+}
+
+/** True when `schema` was built by {@link Duration}. */
+export function isDurationSchema(schema: TSchema): schema is TSchema & DurationAnnotation {
+  return (schema as Partial<DurationAnnotation>).kilnDuration === true;
+}
+
+const D = DEFAULT_STAGE_POLICY;
+const strict = { additionalProperties: false } as const;
+
+/** Policy fields of one stage (or of every stage, under `defaults`); see `StagePolicy`. */
+export const StagePolicySchema = Type.Object(
+  {
+    maxAttempts: Type.Optional(
+      Type.Integer({ minimum: 1, description: `Attempts before dead-lettering, counting the first (default ${D.maxAttempts}).` }),
+    ),
+    backoff: Type.Optional(
+      Type.Object(
+        {
+          baseMs: Type.Optional(Duration(`First retry delay bound; doubles per attempt (default ${D.backoff.baseMs} ms).`)),
+          capMs: Type.Optional(Duration(`Upper bound of any retry delay (default ${D.backoff.capMs} ms).`)),
+        },
+        { ...strict, description: 'Full-jitter exponential backoff between retries.' },
+      ),
+    ),
+    timeoutMs: Type.Optional(Duration(`The handler is aborted after this long (default ${D.timeoutMs} ms).`)),
+    leaseMs: Type.Optional(Duration(`Lease per claim and per heartbeat; bounds redelivery after a crash (default ${D.leaseMs} ms).`)),
+    heartbeatMs: Type.Optional(Duration(`Lease renewal interval; must be below leaseMs (default ${D.heartbeatMs} ms).`)),
+    concurrency: Type.Optional(Type.Integer({ minimum: 1, description: `Jobs of this stage one worker runs at once (default ${D.concurrency}).` })),
+    priority: Type.Optional(Type.Integer({ description: `Lower runs first (default ${D.priority}).` })),
+    interventionAttempts: Type.Optional(
+      Type.Integer({ minimum: 1, description: `Intervention failures before the run is parked (default ${D.interventionAttempts}).` }),
+    ),
+    isolation: Type.Optional(
+      Type.Union([Type.Literal('inline'), Type.Literal('thread')], {
+        description: `inline: on the worker's event loop; thread: in a worker-thread pool (default ${D.isolation}).`,
+      }),
+    ),
+  },
+  strict,
+);
+/** One stage's policy overrides as written in the file. */
+export type StagePolicyFileConfig = Static<typeof StagePolicySchema>;
+
+/** Overrides for one pipeline, keyed by its registered name. */
+export const PipelineConfigSchema = Type.Object(
+  {
+    defaults: Type.Optional(
+      Type.Object(StagePolicySchema.properties, { ...strict, description: 'Applied to every stage of the pipeline; a stage entry wins over it.' }),
+    ),
+    stages: Type.Optional(Type.Record(Type.String(), StagePolicySchema, { description: 'Per stage name.' })),
+  },
+  strict,
+);
+/** One pipeline's entry as written in the file. */
+export type PipelineFileConfig = Static<typeof PipelineConfigSchema>;
+
+/** The whole `kiln.yaml`. Every field is optional; `default` annotations are the defaults. */
+export const KilnFileSchema = Type.Object(
+  {
+    store: Type.Optional(
+      Type.Object(
+        {
+          kind: Type.Optional(Type.Literal('sqlite', { default: 'sqlite', description: 'Store backend.' })),
+          path: Type.Optional(
+            Type.String({ minLength: 1, default: './kiln.db', description: 'SQLite file (relative to kiln.yaml); env KILN_DB, flag --db.' }),
+          ),
+        },
+        { ...strict, default: {} },
+      ),
+    ),
+    artifacts: Type.Optional(
+      Type.Object(
+        {
+          root: Type.Optional(
+            Type.String({
+              minLength: 1,
+              default: './kiln-data/artifacts',
+              description: 'Directory of the content-addressed artifact store (relative to kiln.yaml); env KILN_ARTIFACTS.',
+            }),
+          ),
+        },
+        { ...strict, default: {} },
+      ),
+    ),
+    http: Type.Optional(
+      Type.Object(
+        {
+          host: Type.Optional(Type.String({ minLength: 1, default: '127.0.0.1', description: 'Listen address; env KILN_HOST or HOST, flag --host.' })),
+          port: Type.Optional(
+            Type.Integer({ minimum: 0, maximum: 65_535, default: 8080, description: 'Listen port, 0 = any free port; env KILN_PORT or PORT, flag --port.' }),
+          ),
+          bodyLimitBytes: Type.Optional(Type.Integer({ minimum: 1, default: 65_536, description: 'Largest accepted request body, bytes.' })),
+        },
+        { ...strict, default: {} },
+      ),
+    ),
+    worker: Type.Optional(
+      Type.Object(
+        {
+          pollMs: Type.Optional(Duration('Poll interval of an idle worker; wake hints cut it short.', { default: 250, minimumMs: 1 })),
+          reapMs: Type.Optional(Duration('Interval of the expired-lease reaper and temp sweep.', { default: 1_000, minimumMs: 1 })),
+          shutdownGraceMs: Type.Optional(Duration('On stop, in-flight jobs may finish within this long.', { default: 10_000 })),
+          tempGraceMs: Type.Optional(Duration('Artifact temp files older than this are collected.', { default: 3_600_000 })),
+        },
+        { ...strict, default: {} },
+      ),
+    ),
+    log: Type.Optional(
+      Type.Object(
+        {
+          level: Type.Optional(
+            Type.Union(
+              Object.values(LogLevel).map((l) => Type.Literal(l)),
+              { default: LogLevel.info, description: 'Minimum level logged; env KILN_LOG_LEVEL, flag --log-level.' },
+            ),
+          ),
+        },
+        { ...strict, default: {} },
+      ),
+    ),
+    pipelines: Type.Optional(
+      Type.Record(Type.String(), PipelineConfigSchema, {
+        default: {},
+        description: 'Policy overrides per registered pipeline name; unknown pipelines and stages are errors.',
+      }),
+    ),
+  },
+  strict,
+);
+/** `kiln.yaml` as written (durations still in either form). */
+export type KilnFileConfig = Static<typeof KilnFileSchema>;
+
+/** The resolved configuration; deep-frozen, every field present, durations in ms. */
+export interface ResolvedConfig {
+  /** Absolute path of the kiln.yaml used, or null. */
+  readonly source: string | null;
+  readonly store: { readonly kind: 'sqlite'; readonly path: string };
+  readonly artifacts: { readonly root: string };
+  readonly http: { readonly host: string; readonly port: number; readonly bodyLimitBytes: number };
+  readonly worker: { readonly pollMs: number; readonly reapMs: number; readonly shutdownGraceMs: number; readonly tempGraceMs: number };
+  readonly log: { readonly level: LogLevel };
+  /** pipeline -> stage -> overrides, with a pipeline's `defaults` folded into each of its stages. */
+  readonly policies: PolicyOverrides;
+}
+
+/** The sections of {@link ResolvedConfig} that come straight from fields (not `source`, `policies`). */
+export type ResolvedSections = Omit<ResolvedConfig, 'source' | 'policies'>;
+
+/** The section names of {@link ResolvedSections}. */
+export const SECTIONS = ['store', 'artifacts', 'http', 'worker', 'log'] as const satisfies readonly (keyof ResolvedSections)[];
+
+/** Defaults of every section, read from the schema's `default` annotations. */
+export const CONFIG_DEFAULTS: ResolvedSections = (() => {
+  const raw = Value.Default(KilnFileSchema, {}) as Record<string, unknown>;
+  // Default durations are written as integer ms, so they need no conversion.
+  delete raw['pipelines'];
+  for (const section of Object.values(raw)) Object.freeze(section);
+  return Object.freeze(raw) as unknown as ResolvedSections;
+})();
+
+/** Fields holding filesystem paths: resolved against kiln.yaml's folder (file) or cwd (env, flags). */
+export const PATH_FIELDS: readonly string[] = ['store.path', 'artifacts.root'];
+
+/** An environment variable bound to a field. */
+export interface EnvBinding {
+  readonly name: string;
+  /** Dotted field path in {@link KilnFileSchema}. */
+  readonly field: string;
+}
+
+/** Environment variable naming the config file (must exist when set). */
+export const CONFIG_FILE_ENV = 'KILN_CONFIG';
+
+/**
+ * Every environment variable kiln reads, in application order: later entries win, so the
+ * `KILN_`-prefixed name beats the generic one (`KILN_PORT` over `PORT`). Empty values count as unset.
+ */
+export const ENV_BINDINGS: readonly EnvBinding[] = [
+  { name: 'KILN_DB', field: 'store.path' },
+  { name: 'KILN_ARTIFACTS', field: 'artifacts.root' },
+  { name: 'HOST', field: 'http.host' },
+  { name: 'KILN_HOST', field: 'http.host' },
+  { name: 'PORT', field: 'http.port' },
+  { name: 'KILN_PORT', field: 'http.port' },
+  { name: 'KILN_LOG_LEVEL', field: 'log.level' },
+];
+
+/** CLI flags that override fields, keyed by their `LoadConfigOptions.flags` property. */
+export const FLAG_BINDINGS = {
+  db: { flag: '--db', field: 'store.path' },
+  host: { flag: '--host', field: 'http.host' },
+  port: { flag: '--port', field: 'http.port' },
+  logLevel: { flag: '--log-level', field: 'log.level' },
+} as const;
+
+/** The schema of one field by dotted path (`http.port`); throws on a path the schema lacks. */
+export function fieldSchema(field: string): TSchema {
+  let schema: TSchema = KilnFileSchema;
+  for (const key of field.split('.')) {
+    const next = (schema as { properties?: Record<string, TSchema> }).properties?.[key];
+    if (!next) throw new Error(`no config field ${field}`);
+    schema = next;
+  }
+  return schema;
+}

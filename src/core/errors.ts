@@ -1,0 +1,197 @@
+/**
+ * The error catalog. Every error kiln raises on purpose is a {@link PipelineError} with a stable
+ * `SCREAMING_SNAKE` code; `docs/errors.md` lists them all and a unit test keeps the two in sync.
+ * HTTP status and CLI exit code are derived from the class (see `ERROR_CODES`).
+ */
+
+/** Free-form, JSON-serialisable details attached to an error. */
+export type ErrorDetails = Record<string, unknown>;
+
+/** Options shared by every {@link PipelineError}. */
+export interface PipelineErrorOptions {
+  details?: ErrorDetails;
+  cause?: unknown;
+}
+
+/** Base class: a stable `code`, whether retrying may help, details and an ES2022 `cause`. */
+export class PipelineError extends Error {
+  readonly code: string;
+  readonly retryable: boolean;
+  readonly details: ErrorDetails | undefined;
+  /** HTTP status this error maps to when it crosses the API: the catalog's, else the class default. */
+  readonly statusCode: number;
+
+  constructor(code: string, message: string, retryable: boolean, options: PipelineErrorOptions & { defaultStatus?: number } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.retryable = retryable;
+    this.details = options.details;
+    this.statusCode = statusOf(code) ?? options.defaultStatus ?? 500;
+  }
+}
+
+/** The catalogued HTTP status of a code, if it is catalogued. */
+function statusOf(code: string): number | undefined {
+  return (ERROR_CODES as Record<string, { status: number } | undefined>)[code]?.status;
+}
+
+/** One problem found while validating configuration. */
+export interface ConfigIssue {
+  /** File the value came from, or `env` / `flags`. */
+  source: string;
+  /** Dotted field path, e.g. `pipelines.demo.sleep.stages.a.timeoutMs`. */
+  path: string;
+  /** 1-based line in `source`, when known. */
+  line?: number;
+  message: string;
+}
+
+/** Fatal at start-up. Lists every problem at once, each with its file, line and field path. */
+export class ConfigError extends PipelineError {
+  readonly issues: readonly ConfigIssue[];
+  constructor(issues: readonly ConfigIssue[], options: PipelineErrorOptions = {}) {
+    const lines = issues.map(
+      (i) => `  ${i.source}${i.line === undefined ? '' : `:${i.line}`} ${i.path || '(root)'}: ${i.message}`,
+    );
+    super('CONFIG_INVALID', `invalid configuration (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n${lines.join('\n')}`, false, {
+      ...options,
+      details: { issues, ...options.details },
+    });
+    this.issues = issues;
+  }
+}
+
+/** Bad input from a caller (HTTP 400). */
+export class ValidationError extends PipelineError {
+  constructor(message: string, options: PipelineErrorOptions & { code?: string } = {}) {
+    super(options.code ?? 'VALIDATION_FAILED', message, false, { ...options, defaultStatus: 400 });
+  }
+}
+
+/** Input that is well-formed but cannot be processed (HTTP 422). */
+export class UnprocessableError extends PipelineError {
+  constructor(code: string, message: string, options: PipelineErrorOptions = {}) {
+    super(code, message, false, { ...options, defaultStatus: 422 });
+  }
+}
+
+/** The thing asked for does not exist (HTTP 404). */
+export class NotFoundError extends PipelineError {
+  constructor(what: string, id: string, options: PipelineErrorOptions & { code?: string } = {}) {
+    super(options.code ?? 'NOT_FOUND', `${what} ${id} not found`, false, { ...options, defaultStatus: 404, details: { what, id, ...options.details } });
+  }
+}
+
+/** The request conflicts with the current state (HTTP 409): `INVALID_TRANSITION`, `LOCK_HELD`, ... */
+export class ConflictError extends PipelineError {
+  constructor(code: string, message: string, options: PipelineErrorOptions = {}) {
+    super(code, message, false, { ...options, defaultStatus: 409 });
+  }
+}
+
+/** The worker no longer holds the job's lease: stop work now, the result will not be committed. */
+export class LeaseLostError extends PipelineError {
+  constructor(jobId: string, options: PipelineErrorOptions = {}) {
+    super('LEASE_LOST', `lease on job ${jobId} was lost`, false, { ...options, details: { jobId, ...options.details } });
+  }
+}
+
+/** The store cannot be reached right now (HTTP 503, retryable). */
+export class BackendUnavailableError extends PipelineError {
+  constructor(message: string, options: PipelineErrorOptions = {}) {
+    super('BACKEND_UNAVAILABLE', message, true, options);
+  }
+}
+
+/** The store's schema is newer than this code, or otherwise unusable. Fatal. */
+export class SchemaVersionError extends PipelineError {
+  constructor(message: string, options: PipelineErrorOptions = {}) {
+    super('SCHEMA_VERSION_UNSUPPORTED', message, false, options);
+  }
+}
+
+/** How a stage failure should be treated. */
+export const ErrorClass = {
+  /** Retry with backoff until attempts run out. */
+  transient: 'transient',
+  /** Retry a few times, then park the run for an operator. */
+  intervention: 'intervention',
+  /** Never retry: dead-letter at once. */
+  permanent: 'permanent',
+} as const;
+export type ErrorClass = (typeof ErrorClass)[keyof typeof ErrorClass];
+
+/** Options for {@link StageFailure} factories. */
+export interface StageFailureOptions extends PipelineErrorOptions {
+  /** Stable code for this failure; defaults to `STAGE_FAILED`. */
+  code?: string;
+  /** Earliest retry, overriding the computed backoff (transient only). */
+  retryAfterMs?: number;
+}
+
+/**
+ * Thrown by stage handlers to say how a failure should be treated. Any other throw is treated
+ * as `StageFailure.retryable` (Temporal's rule).
+ */
+export class StageFailure extends PipelineError {
+  readonly errorClass: ErrorClass;
+  readonly retryAfterMs: number | undefined;
+
+  private constructor(errorClass: ErrorClass, message: string, options: StageFailureOptions) {
+    super(options.code ?? 'STAGE_FAILED', message, errorClass !== ErrorClass.permanent, options);
+    this.errorClass = errorClass;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+
+  /** A transient failure: retried with backoff (or after `retryAfterMs`). */
+  static retryable(message: string, options: StageFailureOptions = {}): StageFailure {
+    return new StageFailure(ErrorClass.transient, message, options);
+  }
+
+  /** Needs an operator: retried a few times, then the run is parked. */
+  static intervention(message: string, options: StageFailureOptions = {}): StageFailure {
+    return new StageFailure(ErrorClass.intervention, message, options);
+  }
+
+  /** Will never succeed: dead-lettered at once. */
+  static permanent(message: string, options: StageFailureOptions = {}): StageFailure {
+    return new StageFailure(ErrorClass.permanent, message, options);
+  }
+
+  /** Alias of {@link StageFailure.permanent}, for readers of STYLE.md. */
+  static nonRetryable(message: string, options: StageFailureOptions = {}): StageFailure {
+    return StageFailure.permanent(message, options);
+  }
+}
+
+/**
+ * Every stable code kiln emits, with the HTTP status it maps to. The CLI maps the same codes to
+ * exit codes (see `src/cli/exit-codes.ts`). `docs/errors.md` must list exactly these.
+ */
+export const ERROR_CODES = {
+  CONFIG_INVALID: { status: 500, summary: 'kiln.yaml, environment or flags are invalid; start-up stops.' },
+  VALIDATION_FAILED: { status: 400, summary: 'The request body, query or parameters do not match the schema.' },
+  INVALID_JSON: { status: 400, summary: 'The request body is not valid JSON.' },
+  PAYLOAD_TOO_LARGE: { status: 413, summary: 'The request body is larger than the limit.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, summary: 'The request Content-Type is not accepted here.' },
+  UNKNOWN_PIPELINE: { status: 404, summary: 'No pipeline with that name is registered.' },
+  NOT_FOUND: { status: 404, summary: 'The run, job or queue does not exist.' },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, summary: 'The same Idempotency-Key was used with a different request.' },
+  INVALID_TRANSITION: { status: 409, summary: 'The run or job is not in a state that allows this action.' },
+  RUN_COMPENSATED: { status: 409, summary: 'The run was rolled back; it cannot be replayed, submit a new run.' },
+  CANCELLED: { status: 409, summary: 'The run was cancelled (by an operator, or its queue was drained).' },
+  SUPERSEDED: { status: 409, summary: 'A newer version of the subject was submitted; this run can no longer commit.' },
+  WORKER_SHUTDOWN: { status: 503, summary: 'The worker shut down; the job was handed back unworked.' },
+  LOCK_HELD: { status: 409, summary: 'Another owner holds the lock.' },
+  LEASE_LOST: { status: 409, summary: 'The worker no longer holds the job lease; its result was discarded.' },
+  BACKEND_UNAVAILABLE: { status: 503, summary: 'The store cannot be reached; retry later.' },
+  SCHEMA_VERSION_UNSUPPORTED: { status: 500, summary: 'The store schema is newer than this kiln.' },
+  STAGE_FAILED: { status: 500, summary: 'A stage handler failed (default code of StageFailure and plain throws).' },
+  STAGE_TIMEOUT: { status: 500, summary: 'A stage handler ran past its timeoutMs and was abandoned.' },
+  LEASE_EXPIRED: { status: 500, summary: 'A job lease expired on every attempt (worker crashed); attempts are exhausted.' },
+  ARTIFACT_CORRUPT: { status: 500, summary: 'An artifact on disk does not match its recorded size or checksum.' },
+  INTERNAL: { status: 500, summary: 'An unexpected server error.' },
+} as const satisfies Record<string, { status: number; summary: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;

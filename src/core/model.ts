@@ -1,0 +1,174 @@
+/**
+ * Domain records as the store holds them. Times are epoch milliseconds taken from the store's
+ * clock (never a worker's). Everything here is plain JSON-friendly data.
+ */
+import type { ErrorClass } from './errors.ts';
+
+/** Any JSON value. Stage inputs and outputs are JSON (small references, never large blobs). */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** Lifecycle of a run. See `core/run/transitions.ts` for the allowed moves. */
+export const RunStatus = {
+  /** Submitted; its first job waits on a queue. */
+  queued: 'queued',
+  /** At least one stage job was claimed. */
+  running: 'running',
+  succeeded: 'succeeded',
+  /** Dead-lettered and then compensated (rollbacks ran); terminal, not replayable. */
+  failed: 'failed',
+  /** A stage job exhausted its attempts or failed permanently; replayable. */
+  dead_lettered: 'dead_lettered',
+  cancelled: 'cancelled',
+  /** A newer version of the same subject exists; this run can never commit again. */
+  superseded: 'superseded',
+  /** Waits for an operator (intervention error); `resume` continues from the parked stage. */
+  parked: 'parked',
+} as const;
+export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
+
+/** Statuses a run never leaves on its own. */
+export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled', 'superseded'];
+
+/** Status of one stage of one run. */
+export const StageStatus = {
+  pending: 'pending',
+  running: 'running',
+  succeeded: 'succeeded',
+  /** Failed for now: waiting for a retry, or parked with its run. */
+  failed: 'failed',
+  dead_lettered: 'dead_lettered',
+  /** Never ran because the run ended first (cancelled, superseded). */
+  skipped: 'skipped',
+} as const;
+export type StageStatus = (typeof StageStatus)[keyof typeof StageStatus];
+
+/** Progress of a completed stage's compensation, if it has a rollback handler. */
+export const RollbackStatus = { pending: 'pending', succeeded: 'succeeded', dead_lettered: 'dead_lettered' } as const;
+export type RollbackStatus = (typeof RollbackStatus)[keyof typeof RollbackStatus];
+
+/** State of a job row on a queue. */
+export const JobState = {
+  /** Claimable once `availableAt` has passed and the queue is not paused. */
+  ready: 'ready',
+  /** Held by a worker until `leaseUntil`. */
+  leased: 'leased',
+  /** Kept for an operator: `resume` makes it ready again. */
+  parked: 'parked',
+  /** Dead-lettered: `replay` makes it ready again. */
+  dead: 'dead',
+} as const;
+export type JobState = (typeof JobState)[keyof typeof JobState];
+
+/** A stage job runs the stage's handler; a rollback job runs its compensation. */
+export const JobKind = { stage: 'stage', rollback: 'rollback' } as const;
+export type JobKind = (typeof JobKind)[keyof typeof JobKind];
+
+/** A structured failure, as recorded on stage records and runs. */
+export interface StageErrorRecord {
+  class: ErrorClass;
+  code: string;
+  message: string;
+}
+
+/** One execution of a pipeline for a subject. */
+export interface Run {
+  id: string;
+  pipeline: string;
+  pipelineVersion: number;
+  status: RunStatus;
+  /** Stage the run is at (the one with a live job), or null once it ended. */
+  currentStage: string | null;
+  input: JsonValue;
+  /** sha256 hex of the canonical input. */
+  inputChecksum: string;
+  /** Client-chosen key that deduplicates submissions. */
+  idempotencyKey: string | null;
+  subjectId: string | null;
+  subjectVersion: number | null;
+  tenant: string | null;
+  traceId: string | null;
+  /** Why the run ended badly (dead-letter, cancel reason, supersede), if it did. */
+  error: StageErrorRecord | null;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+}
+
+/** One stage of one run. */
+export interface StageRecord {
+  runId: string;
+  stage: string;
+  /** Position in the pipeline, from 0. */
+  index: number;
+  status: StageStatus;
+  /** Times a handler was given this stage (claims, including redeliveries). */
+  attempts: number;
+  output: JsonValue | null;
+  error: StageErrorRecord | null;
+  /** Last marker passed to `ctx.progress()`. */
+  progress: JsonValue | null;
+  leaseOwner: string | null;
+  leaseUntil: number | null;
+  rollbackStatus: RollbackStatus | null;
+  startedAt: number | null;
+  finishedAt: number | null;
+  durationMs: number | null;
+}
+
+/** The unit on a stage queue. */
+export interface Job {
+  id: string;
+  runId: string;
+  pipeline: string;
+  stage: string;
+  /** `<pipeline>.<stage>`. */
+  queue: string;
+  kind: JobKind;
+  state: JobState;
+  /** The logical effect; at most one live (non-dead) job per key. */
+  idempotencyKey: string;
+  /** Claims so far, counting the current one. */
+  attempt: number;
+  maxAttempts: number;
+  /** Lower runs first. */
+  priority: number;
+  availableAt: number;
+  enqueuedAt: number;
+  tenant: string | null;
+  traceId: string | null;
+  leaseOwner: string | null;
+  leaseToken: string | null;
+  /** Monotonic fence issued at claim; larger means a later holder. */
+  fence: number | null;
+  leaseUntil: number | null;
+  /** Lease duration granted at claim and on every renewal. */
+  leaseMs: number | null;
+  /** Times the job was handed out again after a lease expired. */
+  redeliveries: number;
+  lastError: StageErrorRecord | null;
+}
+
+/** What the ledger remembers of a completed idempotency key. */
+export interface LedgerEntry {
+  key: string;
+  runId: string;
+  stage: string;
+  kind: JobKind;
+  output: JsonValue;
+  completedAt: number;
+}
+
+/** Depth and age of one queue. */
+export interface QueueStats {
+  queue: string;
+  paused: boolean;
+  /** Ready now (available_at passed). */
+  ready: number;
+  /** Ready but waiting for a backoff to pass. */
+  scheduled: number;
+  leased: number;
+  parked: number;
+  dead: number;
+  /** Age of the oldest job ready now, 0 when none. */
+  oldestReadyAgeMs: number;
+}

@@ -1,0 +1,54 @@
+/**
+ * The observation port: the engine reports what happened, `src/observe` turns it into metrics.
+ * Every method must be cheap and must never throw (it runs on the claim/commit path).
+ */
+import type { ErrorClass } from './errors.ts';
+import type { RunStatus } from './model.ts';
+
+/** How one stage execution ended, as counted in `kiln_stage_executions_total{outcome}`. */
+export const StageOutcome = {
+  succeeded: 'succeeded',
+  retried: 'retried',
+  dead_lettered: 'dead_lettered',
+  parked: 'parked',
+  lease_lost: 'lease_lost',
+  cancelled: 'cancelled',
+} as const;
+export type StageOutcome = (typeof StageOutcome)[keyof typeof StageOutcome];
+
+/** One finished stage execution. */
+export interface StageExecution {
+  pipeline: string;
+  stage: string;
+  outcome: StageOutcome;
+  durationMs: number;
+  /** Set when the handler failed. */
+  errorClass?: ErrorClass;
+  /** True for rollback (compensation) jobs. */
+  rollback: boolean;
+}
+
+/** Receives engine events. */
+export interface EngineObserver {
+  stageExecuted(e: StageExecution): void;
+  /** A job whose idempotency key was already in the ledger was acknowledged without work. */
+  idempotentSkip(pipeline: string, stage: string): void;
+  /** Jobs handed out again after their lease expired. */
+  redelivered(queue: string, count: number): void;
+  /** A run reached `status` (submitted runs report `queued`). */
+  runStatus(pipeline: string, status: RunStatus): void;
+  /** A handler ignored its abort signal and was abandoned after its timeout. */
+  handlerAbandoned(pipeline: string, stage: string): void;
+  /** The reaper removed orphaned temp files (left by crashed writers). */
+  orphanedTempsCollected(count: number): void;
+}
+
+/** An observer that ignores everything. */
+export const noopObserver: EngineObserver = {
+  stageExecuted: () => {},
+  idempotentSkip: () => {},
+  redelivered: () => {},
+  runStatus: () => {},
+  handlerAbandoned: () => {},
+  orphanedTempsCollected: () => {},
+};

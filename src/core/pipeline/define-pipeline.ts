@@ -1,0 +1,106 @@
+/**
+ * Pipeline definitions: a name, a version and ordered stages, each with a handler and a policy.
+ * `definePipeline` checks the shape once, at definition time, and returns a frozen definition.
+ */
+import { ValidationError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { Job, JsonValue, Run } from '../model.ts';
+import type { ArtifactStore } from '../ports.ts';
+import type { StagePolicyOverrides } from '../policy/stage-policy.ts';
+
+/** What a stage handler receives. */
+export interface StageContext {
+  run: Run;
+  job: Job;
+  stage: string;
+  /** 1-based attempt number of this claim. */
+  attempt: number;
+  /** The run's input. */
+  input: JsonValue;
+  /** Outputs of the run's earlier stages, by stage name. */
+  outputs: Readonly<Record<string, JsonValue>>;
+  /** Fires on timeout, cancel, superseded run or lost lease; `signal.reason` says which. */
+  signal: AbortSignal;
+  /** Renews the lease now (the worker also renews every `heartbeatMs`). Throws `LeaseLostError` if lost. */
+  heartbeat(): Promise<void>;
+  /** Records a progress marker; stored with the next heartbeat. */
+  progress(marker: JsonValue): void;
+  artifacts: ArtifactStore;
+  /** Bound to pipeline, run_id, stage, job_id, attempt, trace_id. */
+  logger: Logger;
+}
+
+/** An inline stage handler. Its return value (JSON) becomes the stage output. */
+export type StageHandler = (ctx: StageContext) => Promise<JsonValue> | JsonValue;
+
+/** What a thread-isolated handler receives (plain data: it runs in another thread). */
+export interface ThreadStageInput {
+  runId: string;
+  jobId: string;
+  stage: string;
+  attempt: number;
+  input: JsonValue;
+  outputs: Record<string, JsonValue>;
+}
+
+/** A handler in its own module, so it can run in a worker thread. Its export takes {@link ThreadStageInput}. */
+export interface StageModule {
+  /** Module URL (`new URL('./stages/x.ts', import.meta.url)`) or absolute path. */
+  url: URL | string;
+  /** Export name; default `default`. */
+  export?: string;
+}
+
+/** One stage as written by a pipeline author. Give `handler` (inline only) or `module` (inline or thread). */
+export interface StageDefinition {
+  name: string;
+  handler?: StageHandler;
+  module?: StageModule;
+  /** Compensation, run as its own idempotent job when the run is dead-lettered after this stage succeeded. */
+  rollback?: StageHandler;
+  policy?: StagePolicyOverrides;
+}
+
+/** A pipeline as written by its author. */
+export interface PipelineDefinitionInput {
+  name: string;
+  version: number;
+  stages: StageDefinition[];
+  /** Validates and normalises a run's input; throws `ValidationError` on bad input. */
+  parseInput?: (input: unknown) => JsonValue;
+  /** Policy applied to every stage before the stage's own. */
+  defaults?: StagePolicyOverrides;
+}
+
+/** A checked, frozen pipeline definition. */
+export type PipelineDefinition = Readonly<Omit<PipelineDefinitionInput, 'stages'>> & { readonly stages: readonly StageDefinition[] };
+
+const NAME = /^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
+const STAGE_NAME = /^[a-z][a-z0-9_-]*$/;
+
+/** Defines a pipeline. Throws `ValidationError` naming every problem with the definition. */
+export function definePipeline(def: PipelineDefinitionInput): PipelineDefinition {
+  const problems: string[] = [];
+  if (!NAME.test(def.name)) problems.push(`name "${def.name}" must match ${NAME}`);
+  if (!Number.isInteger(def.version) || def.version < 1) problems.push('version must be a positive integer');
+  if (def.stages.length === 0) problems.push('at least one stage is required');
+  const seen = new Set<string>();
+  for (const stage of def.stages) {
+    if (!STAGE_NAME.test(stage.name)) problems.push(`stage name "${stage.name}" must match ${STAGE_NAME}`);
+    if (seen.has(stage.name)) problems.push(`stage "${stage.name}" is defined twice`);
+    seen.add(stage.name);
+    if (!stage.handler === !stage.module) problems.push(`stage "${stage.name}" needs exactly one of handler or module`);
+  }
+  if (problems.length > 0) {
+    throw new ValidationError(`pipeline ${def.name}: ${problems.join('; ')}`, {
+      code: 'VALIDATION_FAILED',
+      details: { problems },
+    });
+  }
+  return Object.freeze({ ...def, stages: Object.freeze(def.stages.map((s) => Object.freeze({ ...s }))) });
+}
+
+/** The queue a stage's jobs go to. */
+export function queueName(pipeline: string, stage: string): string {
+  return `${pipeline}.${stage}`;
+}

@@ -1,0 +1,58 @@
+/**
+ * Retry decisions: from an error's class, the attempt number and the stage policy to a
+ * {@link FailureDecision}. Pure; randomness is injected so tests are deterministic.
+ */
+import { ErrorClass, PipelineError, StageFailure } from '../errors.ts';
+import type { StageErrorRecord } from '../model.ts';
+import type { FailureDecision, JobSpec } from '../ports.ts';
+import type { BackoffPolicy, StagePolicy } from './stage-policy.ts';
+
+/** Full-jitter exponential backoff: uniform in `[0, min(cap, base * 2^(attempt-1))]`. */
+export function backoffDelayMs(policy: BackoffPolicy, attempt: number, random: () => number = Math.random): number {
+  const exp = policy.baseMs * 2 ** Math.max(0, Math.min(attempt - 1, 30));
+  return Math.floor(random() * Math.min(policy.capMs, exp));
+}
+
+/** Turns anything a handler threw into a recorded error with its class. */
+export function classifyError(err: unknown): StageErrorRecord & { retryAfterMs?: number } {
+  if (err instanceof StageFailure) {
+    return {
+      class: err.errorClass,
+      code: err.code,
+      message: err.message,
+      ...(err.retryAfterMs === undefined ? {} : { retryAfterMs: err.retryAfterMs }),
+    };
+  }
+  if (err instanceof PipelineError) {
+    return { class: err.retryable ? ErrorClass.transient : ErrorClass.permanent, code: err.code, message: err.message };
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return { class: ErrorClass.transient, code: 'STAGE_FAILED', message };
+}
+
+/** Inputs to {@link decideFailure}. */
+export interface FailureContext {
+  error: StageErrorRecord & { retryAfterMs?: number };
+  /** The attempt that just failed (1-based). */
+  attempt: number;
+  policy: StagePolicy;
+  /** Compensation to enqueue if this dead-letters the run. */
+  rollback: JobSpec | null;
+  random?: () => number;
+}
+
+/**
+ * transient: retry with backoff until `maxAttempts`; intervention: retry until
+ * `min(maxAttempts, interventionAttempts)`, then park; permanent: dead-letter at once.
+ */
+export function decideFailure(ctx: FailureContext): FailureDecision {
+  const { error, attempt, policy } = ctx;
+  if (error.class === ErrorClass.permanent) return { action: 'dead_letter', rollback: ctx.rollback };
+  if (error.class === ErrorClass.intervention) {
+    if (attempt >= Math.min(policy.maxAttempts, policy.interventionAttempts)) return { action: 'park' };
+  } else if (attempt >= policy.maxAttempts) {
+    return { action: 'dead_letter', rollback: ctx.rollback };
+  }
+  const delayMs = error.retryAfterMs ?? backoffDelayMs(policy.backoff, attempt, ctx.random);
+  return { action: 'retry', delayMs };
+}

@@ -1,0 +1,322 @@
+/**
+ * The ports the engine talks to. Each Backend method is ONE atomic unit (one transaction) and the
+ * engine never chains two calls expecting atomicity. Every mutation of a job carries its lease
+ * (job id + token): a stale token changes nothing. Time is the store's clock (`Backend.now`).
+ * The conformance suite (`test/conformance/backend-suite.ts`) defines this behaviour once.
+ */
+import type { ErrorClass } from './errors.ts';
+import type {
+  Job,
+  JobKind,
+  JsonValue,
+  LedgerEntry,
+  QueueStats,
+  Run,
+  RunStatus,
+  StageErrorRecord,
+  StageRecord,
+} from './model.ts';
+
+/** What a backend can and cannot do; differences are declared, never silently emulated. */
+export interface BackendCapabilities {
+  /** Name for logs and metrics, e.g. `sqlite`. */
+  readonly name: string;
+  /** Several processes may share the store. */
+  readonly multiProcess: boolean;
+  /** `onWake` delivers hints from other processes too (LISTEN/NOTIFY), not only this one. */
+  readonly crossProcessWake: boolean;
+}
+
+/** How to enqueue one job: the stage it runs and its queue policy. */
+export interface JobSpec {
+  stage: string;
+  /** `<pipeline>.<stage>`. */
+  queue: string;
+  kind: JobKind;
+  maxAttempts: number;
+  /** Lower runs first. */
+  priority: number;
+}
+
+/** A new run. The backend creates the run, one `pending` stage record per stage, and the first job. */
+export interface SubmitRunRequest {
+  pipeline: string;
+  pipelineVersion: number;
+  input: JsonValue;
+  /** sha256 hex of the canonical input; used to detect idempotency-key reuse. */
+  inputChecksum: string;
+  /** Stage names in order; the first one gets a job. */
+  stages: readonly string[];
+  firstJob: JobSpec;
+  /**
+   * Deduplicates submissions of `pipeline`: an existing run with this key is returned as is
+   * (`created: false`) whatever its status; the same key with another `inputChecksum` is a
+   * `ConflictError` with code `IDEMPOTENCY_KEY_REUSED`.
+   */
+  idempotencyKey?: string;
+  /**
+   * With `subjectVersion`: runs of the same pipeline and subject with a lower version that have
+   * not ended become `superseded` (their jobs are deleted, so a worker holding one cannot commit).
+   * If a run of a higher version already exists, the new run is created `superseded` at once.
+   */
+  subjectId?: string;
+  subjectVersion?: number;
+  tenant?: string;
+  traceId?: string;
+}
+
+/** Result of {@link Backend.submitRun}. */
+export interface SubmitRunResult {
+  run: Run;
+  /** False when an existing run was returned for the idempotency key. */
+  created: boolean;
+}
+
+/** A request to claim jobs from one queue. */
+export interface ClaimRequest {
+  queue: string;
+  workerId: string;
+  /** At most this many jobs. */
+  limit: number;
+  /** Lease granted to each claimed job; renewals extend by the same amount. */
+  leaseMs: number;
+}
+
+/**
+ * A claimed job with what its handler needs. Claiming sets `state = leased`, a fresh
+ * `leaseToken`, a new `fence` (greater than every fence issued before by this store),
+ * `leaseUntil = now + leaseMs`, `attempt + 1`; the stage record becomes `running` with
+ * `attempts + 1`; a `queued` run becomes `running`.
+ */
+export interface ClaimedJob {
+  job: Job;
+  run: Run;
+  /** Outputs of the run's succeeded stages, by stage name. */
+  outputs: Record<string, JsonValue>;
+  /**
+   * Present when the job's idempotency key is already in the ledger: the engine must not run the
+   * handler and commits this output instead (an idempotent skip).
+   */
+  ledgerOutput?: JsonValue;
+  /**
+   * True when `attempt > maxAttempts` (the job kept losing its lease, e.g. it crashes its worker):
+   * the engine dead-letters it without running the handler.
+   */
+  exhausted: boolean;
+}
+
+/** Identifies a held lease. */
+export interface LeaseRef {
+  jobId: string;
+  token: string;
+}
+
+/** A heartbeat: the lease, plus the latest progress marker to record, if any. */
+export interface LeaseRenewal extends LeaseRef {
+  progress?: JsonValue;
+}
+
+/** Outcome of renewing one lease. */
+export type LeaseStatus =
+  /** Extended to `leaseUntil`. */
+  | { status: 'renewed'; leaseUntil: number }
+  /** The token no longer matches, the lease expired, or the job is gone: stop work. */
+  | { status: 'lost' }
+  /** The run was cancelled or superseded: stop work. */
+  | { status: 'cancelled' };
+
+/** Outcome of a commit (`completeStage`, `failStage`). */
+export type CommitResult =
+  | { outcome: 'committed'; runStatus: RunStatus }
+  /** Refused and nothing changed: the token does not match or the lease expired. */
+  | { outcome: 'lease_lost' }
+  /** Refused and nothing changed: the run was cancelled or superseded meanwhile. */
+  | { outcome: 'cancelled' };
+
+/**
+ * Marks the leased job's stage (or rollback) done, in one transaction fenced by the lease:
+ * ledger entry for the job's idempotency key (kept if already there), stage record
+ * `succeeded` with output and timings (for a rollback job: `rollbackStatus = succeeded`),
+ * the `next` job enqueued (its stage record stays `pending`), the job deleted. With
+ * `next: null` a stage job ends its run `succeeded`; a rollback job ends it `failed`.
+ */
+export interface CompleteStageRequest {
+  lease: LeaseRef;
+  output: JsonValue;
+  durationMs: number;
+  next: JobSpec | null;
+}
+
+/** What to do with a failed attempt; decided by the engine from the error class and policy. */
+export type FailureDecision =
+  /** Job back to `ready` at `now + delayMs`; stage record `failed` with the error. */
+  | { action: 'retry'; delayMs: number }
+  /** Job `parked`, run `parked`, stage record `failed`; `resumeRun` continues here. */
+  | { action: 'park' }
+  /**
+   * Job `dead`, stage record `dead_lettered` (a rollback job: `rollbackStatus = dead_lettered`),
+   * run `dead_lettered` with the error. `rollback`, if given, is enqueued (the latest completed
+   * stage with a rollback handler) and that stage's `rollbackStatus` becomes `pending`.
+   */
+  | { action: 'dead_letter'; rollback: JobSpec | null };
+
+/** Records a failed attempt, in one transaction fenced by the lease. */
+export interface FailStageRequest {
+  lease: LeaseRef;
+  error: StageErrorRecord;
+  durationMs: number;
+  decision: FailureDecision;
+}
+
+/** Filter for {@link Backend.listRuns}; newest first. */
+export interface ListRunsQuery {
+  pipeline?: string;
+  status?: RunStatus;
+  /** Only runs with an id lower than this (pagination). */
+  before?: string;
+  limit: number;
+}
+
+/** Filter for {@link Backend.listJobs}; oldest first. */
+export interface ListJobsQuery {
+  queue?: string;
+  runId?: string;
+  state?: Job['state'];
+  limit: number;
+}
+
+/** A run with its stage records in pipeline order. */
+export interface RunDetail {
+  run: Run;
+  stages: StageRecord[];
+}
+
+/** Expired leases the reaper handed back. */
+export interface ReapResult {
+  /** Jobs made ready again, per queue. */
+  redelivered: Record<string, number>;
+}
+
+/** Result of applying migrations. */
+export interface MigrationResult {
+  /** Versions applied by this call (empty when already up to date). */
+  applied: number[];
+  /** Schema version now in force. */
+  version: number;
+}
+
+/**
+ * The store: the single source of truth for runs, stages, jobs, leases and the ledger.
+ * Implementations: memory (reference), sqlite, postgres.
+ */
+export interface Backend {
+  readonly capabilities: BackendCapabilities;
+
+  /** Applies pending migrations; safe when several processes call it at once. */
+  migrate(): Promise<MigrationResult>;
+
+  /** The store's clock, epoch ms. */
+  now(): Promise<number>;
+
+  /** Creates a run with its stage records and first job, or returns the run for its idempotency key. */
+  submitRun(request: SubmitRunRequest): Promise<SubmitRunResult>;
+
+  /**
+   * Claims up to `limit` jobs from one queue: `ready` jobs with `availableAt <= now`, and
+   * `leased` jobs whose lease expired (a redelivery: `redeliveries + 1`), ordered by priority
+   * (lower first), then availableAt, then id. Nothing is claimed from a paused queue. No job is
+   * ever held by two claimers at once.
+   */
+  claimJobs(request: ClaimRequest): Promise<ClaimedJob[]>;
+
+  /** Heartbeats: extends each lease still held by `leaseMs` (as granted at claim), in input order. */
+  renewLeases(renewals: readonly LeaseRenewal[]): Promise<LeaseStatus[]>;
+
+  /** See {@link CompleteStageRequest}. */
+  completeStage(request: CompleteStageRequest): Promise<CommitResult>;
+
+  /** See {@link FailStageRequest}. */
+  failStage(request: FailStageRequest): Promise<CommitResult>;
+
+  /**
+   * Hands held jobs back unworked (graceful shutdown): `ready` now, the claim's attempt not
+   * counted (`attempt - 1`, stage record `attempts - 1`, stage record back to `pending`).
+   * Stale tokens are ignored. Returns how many were released.
+   */
+  releaseJobs(leases: readonly LeaseRef[]): Promise<number>;
+
+  /**
+   * Moves jobs whose lease expired back to `ready` (`redeliveries + 1`), so queue depth is right
+   * even when no worker polls that queue.
+   */
+  reapExpiredLeases(): Promise<ReapResult>;
+
+  /**
+   * Cancels a run that has not ended: run `cancelled` (error code `CANCELLED`, message `reason`),
+   * its jobs deleted, stages not yet succeeded become `skipped`. `INVALID_TRANSITION` if it ended;
+   * `NotFoundError` if unknown.
+   */
+  cancelRun(runId: string, reason: string): Promise<Run>;
+
+  /** Parked run -> `running`; its parked job -> `ready` now with `attempt = 0`. `INVALID_TRANSITION` otherwise. */
+  resumeRun(runId: string): Promise<Run>;
+
+  /**
+   * Dead job -> `ready` now with `attempt = 0`; its stage record `pending`; its run `running`
+   * with `error = null`. `INVALID_TRANSITION` if the job is not dead, `RUN_COMPENSATED` if a
+   * rollback was enqueued for the run.
+   */
+  replayJob(jobId: string): Promise<Job>;
+
+  /** Pauses (no claims) or resumes a queue. Queues need not exist before. */
+  setQueuePaused(queue: string, paused: boolean): Promise<void>;
+
+  /**
+   * Removes every `ready` job of the queue (leased ones finish) and cancels their runs
+   * (reason `queue drained`). Returns how many jobs were removed.
+   */
+  drainQueue(queue: string): Promise<number>;
+
+  getRun(runId: string): Promise<RunDetail | null>;
+  listRuns(query: ListRunsQuery): Promise<Run[]>;
+  getJob(jobId: string): Promise<Job | null>;
+  listJobs(query: ListJobsQuery): Promise<Job[]>;
+  /** Every queue that has jobs or was paused, by name. */
+  queueStats(): Promise<QueueStats[]>;
+  /** Ledger entries of a run, in completion order. */
+  readLedger(runId: string): Promise<LedgerEntry[]>;
+
+  /**
+   * Registers a latency hint fired when jobs may have become ready on `queue`; returns an
+   * unsubscribe function. Correctness never depends on it: workers also poll.
+   */
+  onWake(listener: (queue: string) => void): () => void;
+
+  close(): Promise<void>;
+}
+
+/** A stored immutable blob, addressed by content. */
+export interface ArtifactRef {
+  /** `sha256:<hex>`. */
+  ref: string;
+  size: number;
+  mediaType: string;
+}
+
+/** Content-addressed immutable artifact storage. */
+export interface ArtifactStore {
+  /**
+   * Writes to a temp file while hashing, fsyncs, then renames into place. Writing the same
+   * content twice yields one object. A half-written object is never visible.
+   */
+  put(data: Uint8Array | AsyncIterable<Uint8Array>, options?: { mediaType?: string; maxBytes?: number }): Promise<ArtifactRef>;
+  /** Reads an artifact; verifies its size (and its checksum when `verify`). `NotFoundError` if absent. */
+  get(ref: string, options?: { verify?: boolean }): Promise<Uint8Array>;
+  /** True when the object exists with the right size. */
+  has(ref: string): Promise<boolean>;
+  /** Removes temp files older than `olderThanMs`; returns how many. */
+  collectOrphanedTemps(olderThanMs: number): Promise<number>;
+}
+
+/** Error classes, re-exported for ports' users. */
+export type { ErrorClass };

@@ -1,0 +1,116 @@
+/**
+ * `createKiln`: the engine facade over a Backend. Submission (validate, canonicalise, hash),
+ * operator actions, and workers.
+ */
+import { contentHash } from '../core/canonical.ts';
+import { systemClock } from '../core/clock.ts';
+import { NotFoundError, ValidationError } from '../core/errors.ts';
+import { createIdGenerator } from '../core/ids.ts';
+import { silentLogger } from '../core/logger.ts';
+import type { JsonValue, RunStatus } from '../core/model.ts';
+import { noopObserver } from '../core/observer.ts';
+import type { Kiln, KilnOptions } from './kiln-types.ts';
+import { createStagePlan } from './stage-plan.ts';
+import { createWorker } from './worker.ts';
+
+const DEFAULT_LIST_LIMIT = 50;
+const MAX_LIST_LIMIT = 1_000;
+const WAIT_POLL_MS = 50;
+
+/** Normalises a caller's input to JSON, rejecting what JSON cannot hold. */
+function toJsonInput(input: unknown): JsonValue {
+  if (input === undefined) return null;
+  try {
+    return JSON.parse(JSON.stringify(input)) as JsonValue;
+  } catch (err) {
+    throw new ValidationError('input must be JSON', { cause: err });
+  }
+}
+
+function clampLimit(limit: number | undefined): number {
+  return Math.min(Math.max(1, limit ?? DEFAULT_LIST_LIMIT), MAX_LIST_LIMIT);
+}
+
+/** Creates the engine. Throws `ConfigError` if a resolved stage policy is invalid. */
+export function createKiln(options: KilnOptions): Kiln {
+  const clock = options.clock ?? systemClock;
+  const ids = options.ids ?? createIdGenerator(clock);
+  const logger = options.logger ?? silentLogger;
+  const observer = options.observer ?? noopObserver;
+  const random = options.random ?? Math.random;
+  const { backend, artifacts } = options;
+  const plan = createStagePlan(options.pipelines, options.policies);
+
+  const getRun: Kiln['getRun'] = async (runId) => {
+    const detail = await backend.getRun(runId);
+    if (!detail) throw new NotFoundError('run', runId);
+    return detail;
+  };
+
+  return {
+    backend,
+    artifacts,
+    pipelines: plan.pipelines,
+    policyOf: (pipeline, stage) => plan.stage(pipeline, stage).policy,
+
+    async submit(pipelineName, rawInput, submit = {}) {
+      const stages = plan.stages(pipelineName);
+      const pipeline = plan.pipelines.get(pipelineName);
+      const input = pipeline?.parseInput ? pipeline.parseInput(rawInput) : toJsonInput(rawInput);
+      const first = stages[0];
+      if (!pipeline || !first) throw new NotFoundError('pipeline', pipelineName, { code: 'UNKNOWN_PIPELINE' });
+      const result = await backend.submitRun({
+        pipeline: pipelineName,
+        pipelineVersion: pipeline.version,
+        input,
+        inputChecksum: contentHash(input),
+        stages: stages.map((s) => s.definition.name),
+        firstJob: first.job,
+        ...submit,
+      });
+      if (result.created) observer.runStatus(pipelineName, result.run.status);
+      return result;
+    },
+
+    getRun,
+    listRuns: (query = {}) => backend.listRuns({ ...query, limit: clampLimit(query.limit) }),
+    async cancelRun(runId, reason = 'cancelled by operator') {
+      const run = await backend.cancelRun(runId, reason);
+      observer.runStatus(run.pipeline, run.status);
+      return run;
+    },
+    resumeRun: (runId) => backend.resumeRun(runId),
+    replayJob: (jobId) => backend.replayJob(jobId),
+    async getJob(jobId) {
+      const job = await backend.getJob(jobId);
+      if (!job) throw new NotFoundError('job', jobId);
+      return job;
+    },
+    listJobs: (query = {}) => backend.listJobs({ ...query, limit: clampLimit(query.limit) }),
+    ledger: (runId) => backend.readLedger(runId),
+
+    async queues() {
+      const stats = await backend.queueStats();
+      const known = new Set(stats.map((s) => s.queue));
+      const empty = plan.queues
+        .filter((q) => !known.has(q))
+        .map((queue) => ({ queue, paused: false, ready: 0, scheduled: 0, leased: 0, parked: 0, dead: 0, oldestReadyAgeMs: 0 }));
+      return [...stats, ...empty].sort((a, b) => a.queue.localeCompare(b.queue));
+    },
+    pauseQueue: (queue) => backend.setQueuePaused(queue, true),
+    resumeQueue: (queue) => backend.setQueuePaused(queue, false),
+    drainQueue: (queue) => backend.drainQueue(queue),
+
+    createWorker: (workerOptions) => createWorker({ backend, plan, artifacts, logger, observer, clock, ids, random }, workerOptions),
+
+    async waitForRun(runId, { timeoutMs = 30_000, statuses } = {}) {
+      const done = (s: RunStatus): boolean => (statuses ? statuses.includes(s) : s !== 'queued' && s !== 'running');
+      const deadline = clock.now() + timeoutMs;
+      for (;;) {
+        const detail = await getRun(runId);
+        if (done(detail.run.status) || clock.now() >= deadline) return detail;
+        await clock.sleep(Math.min(WAIT_POLL_MS, Math.max(1, deadline - clock.now())));
+      }
+    },
+  };
+}

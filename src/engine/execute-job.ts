@@ -1,0 +1,215 @@
+/**
+ * Runs one claimed job to its commit: the handler under a timeout and an abort signal, then ONE
+ * backend call that records the outcome (completeStage / failStage), fenced by the lease. A
+ * handler that ignores its signal is abandoned: the executor stops waiting for it at once.
+ */
+import type { Clock } from '../core/clock.ts';
+import { LeaseLostError } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
+import type { JsonValue } from '../core/model.ts';
+import type { EngineObserver, StageOutcome } from '../core/observer.ts';
+import type { StageContext } from '../core/pipeline/define-pipeline.ts';
+import { classifyError, decideFailure } from '../core/policy/retry.ts';
+import type { ArtifactStore, Backend, ClaimedJob, CommitResult, FailureDecision, LeaseRef } from '../core/ports.ts';
+import { StageAbortError } from './abort-reason.ts';
+import type { HeldJob, LeaseKeeper } from './lease-keeper.ts';
+import { invokeHandler } from './invoke-handler.ts';
+import type { PlannedStage, StagePlan } from './stage-plan.ts';
+import type { ThreadPool } from './thread-pool.ts';
+
+/** What the executor needs from its worker. */
+export interface ExecutorDeps {
+  backend: Backend;
+  plan: StagePlan;
+  artifacts: ArtifactStore;
+  logger: Logger;
+  observer: EngineObserver;
+  clock: Clock;
+  random: () => number;
+  leases: LeaseKeeper;
+  threads: ThreadPool;
+}
+
+type Settled = { kind: 'ok'; output: JsonValue } | { kind: 'error'; error: unknown } | { kind: 'aborted'; reason: StageAbortError };
+
+const OUTCOME_BY_DECISION: Record<FailureDecision['action'], StageOutcome> = {
+  retry: 'retried',
+  park: 'parked',
+  dead_letter: 'dead_lettered',
+};
+
+/** Normalises a handler's return value to JSON (undefined -> null). */
+function toJson(value: unknown): JsonValue {
+  if (value === undefined) return null;
+  return JSON.parse(JSON.stringify(value)) as JsonValue;
+}
+
+/** Resolves when the signal aborts, with its reason. */
+function whenAborted(signal: AbortSignal): Promise<Settled> {
+  return new Promise((resolve) => {
+    const settle = (): void => resolve({ kind: 'aborted', reason: signal.reason as StageAbortError });
+    if (signal.aborted) settle();
+    else signal.addEventListener('abort', settle, { once: true });
+  });
+}
+
+/** Executes a claimed job and commits its outcome. Never throws. */
+export async function executeJob(deps: ExecutorDeps, claimed: ClaimedJob): Promise<void> {
+  const { job } = claimed;
+  const stage = deps.plan.byQueue(job.queue);
+  const lease: LeaseRef = { jobId: job.id, token: job.leaseToken ?? '' };
+  const logger = deps.logger.child({
+    pipeline: job.pipeline,
+    run_id: job.runId,
+    stage: job.stage,
+    job_id: job.id,
+    attempt: job.attempt,
+    trace_id: job.traceId,
+    kind: job.kind,
+  });
+  if (!stage) {
+    // Claimed from a queue this worker serves, so this only happens if a definition was removed.
+    logger.error('no stage definition for queue; handing the job back');
+    await deps.backend.releaseJobs([lease]);
+    return;
+  }
+  try {
+    if (claimed.exhausted) {
+      await exhausted(deps, stage, claimed, lease, logger);
+    } else if (claimed.ledgerOutput !== undefined) {
+      const result = await deps.backend.completeStage({ lease, output: claimed.ledgerOutput, durationMs: 0, next: nextSpec(deps, stage, claimed) });
+      if (result.outcome === 'committed') deps.observer.idempotentSkip(job.pipeline, job.stage);
+      report(deps, stage, claimed, result, 'succeeded', 0);
+    } else {
+      await runAndCommit(deps, stage, claimed, lease, logger);
+    }
+  } catch (err) {
+    // A commit that failed in the store (e.g. BACKEND_UNAVAILABLE): the lease will expire and the
+    // job be redelivered, so nothing is lost; log and move on.
+    logger.error({ err }, 'commit failed; the job will be redelivered after its lease expires');
+  }
+}
+
+/** The job kept losing its lease (it crashes workers): dead-letter it without running it again. */
+async function exhausted(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob, lease: LeaseRef, logger: Logger): Promise<void> {
+  const error = { class: 'permanent' as const, code: 'LEASE_EXPIRED', message: `lease expired on all ${claimed.job.maxAttempts} attempts` };
+  logger.warn({ error }, 'attempts exhausted by lease expiry; dead-lettering');
+  const decision: FailureDecision = { action: 'dead_letter', rollback: rollbackSpec(deps, stage, claimed) };
+  const result = await deps.backend.failStage({ lease, error, durationMs: 0, decision });
+  report(deps, stage, claimed, result, 'dead_lettered', 0, error.class);
+}
+
+async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob, lease: LeaseRef, logger: Logger): Promise<void> {
+  const { job } = claimed;
+  const controller = new AbortController();
+  const held: HeldJob = deps.leases.hold(lease, stage.policy.heartbeatMs, controller);
+  const cancelTimeout = deps.clock.setTimer(
+    () => controller.abort(new StageAbortError('timeout', `stage ${job.stage} timed out after ${stage.policy.timeoutMs} ms`)),
+    stage.policy.timeoutMs,
+  );
+  const startedAt = deps.clock.now();
+  const ctx: StageContext = {
+    run: claimed.run,
+    job,
+    stage: job.stage,
+    attempt: job.attempt,
+    input: claimed.run.input,
+    outputs: claimed.outputs,
+    signal: controller.signal,
+    heartbeat: async () => {
+      const status = await deps.leases.renewNow(held);
+      if (status !== 'renewed') throw new LeaseLostError(job.id);
+    },
+    progress: (marker) => deps.leases.progress(held, marker),
+    artifacts: deps.artifacts,
+    logger,
+  };
+  let settled: Settled;
+  let handlerSettled = false;
+  try {
+    const handler = invokeHandler(deps.threads, stage, ctx).then(
+      (output): Settled => ({ kind: 'ok', output: toJson(output) }),
+      (error: unknown): Settled => ({ kind: 'error', error }),
+    );
+    void handler.finally(() => (handlerSettled = true));
+    settled = await Promise.race([handler, whenAborted(controller.signal)]);
+  } finally {
+    cancelTimeout();
+    deps.leases.release(held);
+  }
+  const durationMs = deps.clock.now() - startedAt;
+  if (settled.kind === 'aborted' && !handlerSettled && settled.reason.abortCause === 'timeout') {
+    deps.observer.handlerAbandoned(job.pipeline, job.stage);
+    logger.warn({ timeoutMs: stage.policy.timeoutMs }, 'handler ignored its timeout; abandoned');
+  }
+  await commitSettled(deps, stage, claimed, lease, logger, settled, durationMs);
+}
+
+async function commitSettled(
+  deps: ExecutorDeps,
+  stage: PlannedStage,
+  claimed: ClaimedJob,
+  lease: LeaseRef,
+  logger: Logger,
+  settled: Settled,
+  durationMs: number,
+): Promise<void> {
+  if (settled.kind === 'ok') {
+    const result = await deps.backend.completeStage({ lease, output: settled.output, durationMs, next: nextSpec(deps, stage, claimed) });
+    report(deps, stage, claimed, result, 'succeeded', durationMs);
+    if (result.outcome === 'committed') logger.debug({ durationMs }, 'stage succeeded');
+    else logger.warn({ durationMs, outcome: result.outcome }, 'commit refused; result discarded');
+    return;
+  }
+  if (settled.kind === 'aborted' && settled.reason.abortCause !== 'timeout') {
+    // Lease lost, run cancelled or worker shutting down: someone else owns the job now (or the
+    // worker hands it back in stop()), so nothing is committed from here.
+    const outcome = settled.reason.abortCause === 'cancelled' ? 'cancelled' : 'lease_lost';
+    if (settled.reason.abortCause !== 'shutdown') report(deps, stage, claimed, { outcome }, 'succeeded', durationMs);
+    logger.info({ reason: settled.reason.abortCause }, 'handler aborted; result discarded');
+    return;
+  }
+  const error = classifyError(settled.kind === 'aborted' ? settled.reason : settled.error);
+  const decision = decideFailure({ error, attempt: claimed.job.attempt, policy: stage.policy, rollback: rollbackSpec(deps, stage, claimed), random: deps.random });
+  const { retryAfterMs: _ignored, ...record } = error;
+  const result = await deps.backend.failStage({ lease, error: record, durationMs, decision });
+  report(deps, stage, claimed, result, OUTCOME_BY_DECISION[decision.action], durationMs, error.class);
+  logger.warn({ error: record, decision, outcome: result.outcome }, 'stage attempt failed');
+}
+
+/** The job to enqueue after this one commits. */
+function nextSpec(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob) {
+  if (claimed.job.kind === 'rollback') return deps.plan.rollbackBefore(stage.pipeline.name, stage.index);
+  return deps.plan.nextJob(stage.pipeline.name, stage.definition.name);
+}
+
+/** The compensation to start if this job dead-letters its run. */
+function rollbackSpec(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob) {
+  // A rollback job that fails for good stops the chain: compensations are not compensated.
+  if (claimed.job.kind === 'rollback') return null;
+  return deps.plan.rollbackBefore(stage.pipeline.name, stage.index);
+}
+
+/** Counts the execution and any run status change. */
+function report(
+  deps: ExecutorDeps,
+  stage: PlannedStage,
+  claimed: ClaimedJob,
+  result: CommitResult,
+  outcomeIfCommitted: StageOutcome,
+  durationMs: number,
+  errorClass?: 'transient' | 'intervention' | 'permanent',
+): void {
+  const outcome: StageOutcome = result.outcome === 'committed' ? outcomeIfCommitted : result.outcome;
+  deps.observer.stageExecuted({
+    pipeline: stage.pipeline.name,
+    stage: stage.definition.name,
+    outcome,
+    durationMs,
+    rollback: claimed.job.kind === 'rollback',
+    ...(errorClass ? { errorClass } : {}),
+  });
+  if (result.outcome === 'committed' && result.runStatus !== 'running') {
+    deps.observer.runStatus(stage.pipeline.name, result.runStatus);
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The engine's public surface: what the HTTP service, the CLI and library users call.
+ */
+import type { Clock } from '../core/clock.ts';
+import type { IdGenerator } from '../core/ids.ts';
+import type { Logger } from '../core/logger.ts';
+import type { Job, JsonValue, LedgerEntry, QueueStats, Run, RunStatus } from '../core/model.ts';
+import type { EngineObserver } from '../core/observer.ts';
+import type { PipelineDefinition } from '../core/pipeline/define-pipeline.ts';
+import type { StagePolicy, StagePolicyOverrides } from '../core/policy/stage-policy.ts';
+import type { ArtifactStore, Backend, RunDetail, SubmitRunResult } from '../core/ports.ts';
+
+/** Policy overrides from `kiln.yaml`: pipeline name -> stage name -> fields. */
+export type PolicyOverrides = Readonly<Record<string, Readonly<Record<string, StagePolicyOverrides>>>>;
+
+/** Everything the engine needs; only `backend`, `artifacts` and `pipelines` are required. */
+export interface KilnOptions {
+  backend: Backend;
+  artifacts: ArtifactStore;
+  pipelines: readonly PipelineDefinition[];
+  /** Per pipeline and stage, applied over the definitions' own policies. */
+  policies?: PolicyOverrides;
+  logger?: Logger;
+  observer?: EngineObserver;
+  clock?: Clock;
+  ids?: IdGenerator;
+  /** Randomness for backoff jitter (tests pass a fixed one). */
+  random?: () => number;
+}
+
+/** Options of one submission. */
+export interface SubmitOptions {
+  idempotencyKey?: string;
+  subjectId?: string;
+  subjectVersion?: number;
+  tenant?: string;
+  traceId?: string;
+}
+
+/** Options of a worker. */
+export interface WorkerOptions {
+  /** Defaults to a random id; appears as lease owner. */
+  workerId?: string;
+  /** Queues to serve (`<pipeline>.<stage>`); default all queues of all pipelines. */
+  queues?: readonly string[];
+  /** Poll interval when idle; default 250 ms. Wake hints cut it short. */
+  pollMs?: number;
+  /** Interval of the expired-lease reaper and orphaned-temp sweep; default 1000 ms. */
+  reapMs?: number;
+  /** Temp files older than this are orphans the reaper removes; default 1 h. */
+  tempGraceMs?: number;
+}
+
+/** A worker: claims, runs and commits jobs until stopped. */
+export interface Worker {
+  readonly id: string;
+  /** Starts the claim loop (idempotent). */
+  start(): void;
+  /**
+   * Graceful stop: no new claims; in-flight jobs may finish within `graceMs` (default 10 s);
+   * the rest are handed back at once (`releaseJobs`) and their handlers aborted.
+   */
+  stop(graceMs?: number): Promise<void>;
+  /**
+   * One pass over every queue: claims what capacity allows and waits until those jobs are
+   * committed. Returns the number of jobs processed. For deterministic tests.
+   */
+  runOnce(): Promise<number>;
+  /** Jobs currently held. */
+  inFlight(): number;
+}
+
+/** The engine. */
+export interface Kiln {
+  readonly backend: Backend;
+  readonly artifacts: ArtifactStore;
+  readonly pipelines: ReadonlyMap<string, PipelineDefinition>;
+  /** The resolved policy of a stage (definition + kiln.yaml + defaults). */
+  policyOf(pipeline: string, stage: string): StagePolicy;
+  /**
+   * Validates the input (`UNKNOWN_PIPELINE`, `VALIDATION_FAILED`), hashes its canonical form and
+   * submits a run (deduplicated by `idempotencyKey`).
+   */
+  submit(pipeline: string, input: unknown, options?: SubmitOptions): Promise<SubmitRunResult>;
+  getRun(runId: string): Promise<RunDetail>;
+  listRuns(query?: { pipeline?: string; status?: RunStatus; before?: string; limit?: number }): Promise<Run[]>;
+  cancelRun(runId: string, reason?: string): Promise<Run>;
+  resumeRun(runId: string): Promise<Run>;
+  replayJob(jobId: string): Promise<Job>;
+  getJob(jobId: string): Promise<Job>;
+  listJobs(query?: { queue?: string; runId?: string; state?: Job['state']; limit?: number }): Promise<Job[]>;
+  ledger(runId: string): Promise<LedgerEntry[]>;
+  /** Stats of every known queue, including empty queues of registered pipelines. */
+  queues(): Promise<QueueStats[]>;
+  pauseQueue(queue: string): Promise<void>;
+  resumeQueue(queue: string): Promise<void>;
+  /** Removes ready jobs of the queue and cancels their runs; returns how many. */
+  drainQueue(queue: string): Promise<number>;
+  createWorker(options?: WorkerOptions): Worker;
+  /** Resolves when the run reaches one of `statuses` (default: any not queued/running) or `timeoutMs` passes. */
+  waitForRun(runId: string, options?: { timeoutMs?: number; statuses?: readonly RunStatus[] }): Promise<RunDetail>;
+}
+
+export type { JsonValue };

@@ -1,0 +1,175 @@
+/**
+ * The worker loop: claims batches per queue up to each stage's concurrency, runs each job through
+ * the executor, and sleeps until a wake hint or the poll interval when there is nothing to do.
+ * A reaper timer hands expired leases back and sweeps orphaned temp files.
+ */
+import type { CancelTimer, Clock } from '../core/clock.ts';
+import { NotFoundError } from '../core/errors.ts';
+import type { IdGenerator } from '../core/ids.ts';
+import type { Logger } from '../core/logger.ts';
+import type { EngineObserver } from '../core/observer.ts';
+import type { ArtifactStore, Backend, ClaimedJob } from '../core/ports.ts';
+import { StageAbortError } from './abort-reason.ts';
+import { executeJob, type ExecutorDeps } from './execute-job.ts';
+import type { Worker, WorkerOptions } from './kiln-types.ts';
+import { createLeaseKeeper } from './lease-keeper.ts';
+import type { StagePlan } from './stage-plan.ts';
+import { createThreadPool } from './thread-pool.ts';
+
+/** What a worker shares with its engine. */
+export interface WorkerDeps {
+  backend: Backend;
+  plan: StagePlan;
+  artifacts: ArtifactStore;
+  logger: Logger;
+  observer: EngineObserver;
+  clock: Clock;
+  ids: IdGenerator;
+  random: () => number;
+}
+
+const DEFAULT_POLL_MS = 250;
+const DEFAULT_REAP_MS = 1_000;
+const DEFAULT_TEMP_GRACE_MS = 3_600_000;
+const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+/** Orphaned temps are swept on every Nth reaper tick. */
+const TEMP_SWEEP_EVERY = 60;
+
+/** Creates a worker serving `options.queues` (default: every queue of every pipeline). */
+export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Worker {
+  const id = options.workerId ?? `worker-${deps.ids.token().slice(0, 12)}`;
+  const queues = options.queues ?? deps.plan.queues;
+  const stages = queues.map((q) => {
+    const stage = deps.plan.byQueue(q);
+    if (!stage) throw new NotFoundError('queue', q);
+    return stage;
+  });
+  const logger = deps.logger.child({ worker_id: id });
+  const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
+  const heartbeats = stages.map((s) => s.policy.heartbeatMs);
+  const leases = createLeaseKeeper({ backend: deps.backend, clock: deps.clock, logger, tickMs: Math.max(10, Math.floor(Math.min(...heartbeats) / 2)) });
+  const threadSlots = stages.filter((s) => s.policy.isolation === 'thread').reduce((n, s) => n + s.policy.concurrency, 0);
+  const threads = createThreadPool(threadSlots);
+  const exec: ExecutorDeps = { ...deps, logger, leases, threads };
+  const inflight = new Map<string, number>(queues.map((q) => [q, 0]));
+  const executions = new Set<Promise<void>>();
+  let running = false;
+  let stopping = false;
+  let loopDone: Promise<void> = Promise.resolve();
+  let wakeSleep: AbortController | undefined;
+  let reapTimer: CancelTimer | undefined;
+  let reapTicks = 0;
+
+  const wake = (): void => wakeSleep?.abort();
+  const unsubscribe = deps.backend.onWake((queue) => {
+    if (inflight.has(queue)) wake();
+  });
+
+  const launch = (claimed: ClaimedJob): void => {
+    const queue = claimed.job.queue;
+    inflight.set(queue, (inflight.get(queue) ?? 0) + 1);
+    const p: Promise<void> = executeJob(exec, claimed).finally(() => {
+      inflight.set(queue, (inflight.get(queue) ?? 1) - 1);
+      executions.delete(p);
+      wake();
+    });
+    executions.add(p);
+  };
+
+  /** One claim per queue with free capacity; returns how many jobs were claimed. */
+  const claimPass = async (): Promise<number> => {
+    let claimed = 0;
+    for (const stage of stages) {
+      if (stopping) break;
+      const free = stage.policy.concurrency - (inflight.get(stage.queue) ?? 0);
+      if (free <= 0) continue;
+      const jobs = await deps.backend.claimJobs({ queue: stage.queue, workerId: id, limit: free, leaseMs: stage.policy.leaseMs });
+      for (const job of jobs) launch(job);
+      claimed += jobs.length;
+    }
+    return claimed;
+  };
+
+  const sleep = async (ms: number): Promise<void> => {
+    wakeSleep = new AbortController();
+    await deps.clock.sleep(ms, wakeSleep.signal);
+    wakeSleep = undefined;
+  };
+
+  const loop = async (): Promise<void> => {
+    while (!stopping) {
+      let claimed = 0;
+      try {
+        claimed = await claimPass();
+      } catch (err) {
+        logger.warn({ err }, 'claim failed; retrying after the poll interval');
+      }
+      if (claimed === 0 && !stopping) await sleep(pollMs);
+    }
+  };
+
+  const reap = async (): Promise<void> => {
+    reapTimer = undefined;
+    try {
+      const { redelivered } = await deps.backend.reapExpiredLeases();
+      for (const [queue, count] of Object.entries(redelivered)) {
+        deps.observer.redelivered(queue, count);
+        logger.info({ queue, count }, 'expired leases handed back');
+      }
+      if (++reapTicks % TEMP_SWEEP_EVERY === 0) {
+        const removed = await deps.artifacts.collectOrphanedTemps(options.tempGraceMs ?? DEFAULT_TEMP_GRACE_MS);
+        if (removed > 0) {
+          deps.observer.orphanedTempsCollected(removed);
+          logger.info({ removed }, 'orphaned temp files collected');
+        }
+      }
+    } catch (err) {
+      logger.warn({ err }, 'reaper pass failed');
+    }
+    if (!stopping) reapTimer = deps.clock.setTimer(() => void reap(), options.reapMs ?? DEFAULT_REAP_MS);
+  };
+
+  return {
+    id,
+    start() {
+      if (running || stopping) return;
+      running = true;
+      logger.info({ queues }, 'worker started');
+      loopDone = loop();
+      reapTimer = deps.clock.setTimer(() => void reap(), options.reapMs ?? DEFAULT_REAP_MS);
+    },
+    async runOnce() {
+      const before = new Set(executions);
+      const claimed = await claimPass();
+      await Promise.all([...executions].filter((p) => !before.has(p)));
+      return claimed;
+    },
+    inFlight: () => executions.size,
+    async stop(graceMs = DEFAULT_SHUTDOWN_GRACE_MS) {
+      if (stopping) return;
+      stopping = true;
+      unsubscribe();
+      reapTimer?.();
+      wake();
+      await loopDone;
+      if (executions.size > 0) {
+        const graceOver = new AbortController();
+        await Promise.race([Promise.all(executions), deps.clock.sleep(graceMs, graceOver.signal)]);
+        graceOver.abort();
+      }
+      const left = leases.all();
+      for (const held of left) held.controller.abort(new StageAbortError('shutdown', 'worker shutting down'));
+      if (left.length > 0) {
+        const released = await deps.backend.releaseJobs(left.map((h) => h.lease)).catch((err: unknown) => {
+          logger.warn({ err }, 'could not hand jobs back; their leases will expire');
+          return 0;
+        });
+        logger.info({ released }, 'in-flight jobs handed back');
+      }
+      await Promise.all(executions);
+      leases.stop();
+      await threads.close();
+      logger.info('worker stopped');
+    },
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * The HTTP API as a fastify instance, built from its dependencies and not yet listening, so tests
+ * drive it with `app.inject()` and the CLI calls `listen`. It names no pipeline.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from '../core/logger.ts';
+import type { Kiln } from '../engine/kiln-types.ts';
+import { installErrorEnvelope } from './error-envelope.ts';
+import { healthRoutes } from './routes/health.ts';
+import { jobRoutes } from './routes/jobs.ts';
+import { metricsRoutes, type MetricsSource } from './routes/metrics.ts';
+import { queueRoutes } from './routes/queues.ts';
+import { runRoutes } from './routes/runs.ts';
+import { typeboxValidatorCompiler } from './typebox-validator.ts';
+
+/** Largest accepted request body unless configured (`http.bodyLimitBytes`). */
+export const DEFAULT_BODY_LIMIT_BYTES = 65_536;
+
+/** What {@link buildApp} needs. */
+export interface AppDeps {
+  kiln: Kiln;
+  /** Rendered at `GET /metrics`. */
+  metrics: MetricsSource;
+  /** A pino instance or any {@link Logger}; omitted means no request logging. */
+  logger?: Logger;
+  bodyLimitBytes?: number;
+}
+
+/**
+ * fastify wants pino's full method set; kiln's Logger port has the common four. Missing levels
+ * fold into the nearest one, so any Logger (pino or not) can be passed.
+ */
+function toFastifyLogger(logger: Logger): FastifyBaseLogger {
+  const full = logger as Partial<FastifyBaseLogger> & Logger;
+  if (typeof full.fatal === 'function' && typeof full.trace === 'function' && typeof full.level === 'string') {
+    return full as FastifyBaseLogger;
+  }
+  const adapted = {
+    level: 'info',
+    debug: logger.debug.bind(logger),
+    info: logger.info.bind(logger),
+    warn: logger.warn.bind(logger),
+    error: logger.error.bind(logger),
+    fatal: logger.error.bind(logger),
+    trace: logger.debug.bind(logger),
+    silent: () => {},
+    child: (bindings: Record<string, unknown>) => toFastifyLogger(logger.child(bindings)),
+  };
+  return adapted as unknown as FastifyBaseLogger;
+}
+
+/** Builds the API (routes, schemas, error envelope). Call `listen` or `inject` on the result. */
+export function buildApp(deps: AppDeps): FastifyInstance {
+  const app = Fastify({
+    bodyLimit: deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
+    ...(deps.logger ? { loggerInstance: toFastifyLogger(deps.logger) } : { logger: false }),
+  }) as unknown as FastifyInstance;
+  // Only JSON is accepted; without this, text/plain bodies would reach the schema as strings
+  // and fail as 400 instead of the truthful 415.
+  app.removeContentTypeParser('text/plain');
+  app.setValidatorCompiler(typeboxValidatorCompiler);
+  installErrorEnvelope(app);
+
+  void app.register(healthRoutes, { kiln: deps.kiln });
+  void app.register(metricsRoutes, { metrics: deps.metrics });
+  void app.register(runRoutes, { kiln: deps.kiln });
+  void app.register(jobRoutes, { kiln: deps.kiln });
+  void app.register(queueRoutes, { kiln: deps.kiln });
+  return app;
+}

@@ -1,0 +1,23 @@
+/** `GET /metrics`: Prometheus text exposition. */
+import type { FastifyPluginAsync } from 'fastify';
+
+/** What the route needs of the metrics registry (`src/observe/metrics.ts` provides it). */
+export interface MetricsSource {
+  /** Content-Type of the exposition format. */
+  readonly contentType: string;
+  render(): Promise<string>;
+}
+
+/** Options of {@link metricsRoutes}. */
+export interface MetricsRoutesOptions {
+  metrics: MetricsSource;
+}
+
+/** Registers `GET /metrics`. */
+export const metricsRoutes: FastifyPluginAsync<MetricsRoutesOptions> = async (app, { metrics }) => {
+  // Scraped every few seconds; a log line per scrape would drown everything else.
+  app.get('/metrics', { logLevel: 'warn' }, async (_request, reply) => {
+    const text = await metrics.render();
+    return reply.header('content-type', metrics.contentType).send(text);
+  });
+};

@@ -1,0 +1,38 @@
+/** Queue endpoints: depth and age, and the operator's pause / resume / drain. */
+import type { FastifyPluginAsync } from 'fastify';
+import type { Kiln } from '../../engine/kiln-types.ts';
+import { QueueParams } from '../schemas/queues.ts';
+import { queueView, type QueueView } from '../views.ts';
+
+/** Options of {@link queueRoutes}. */
+export interface QueueRoutesOptions {
+  kiln: Kiln;
+}
+
+/** The queue's stats after an operator action (an unknown queue shows as empty). */
+async function currentQueue(kiln: Kiln, queue: string): Promise<QueueView> {
+  const stats = (await kiln.queues()).find((q) => q.queue === queue);
+  if (stats) return queueView(stats);
+  return { queue, paused: false, ready: 0, scheduled: 0, inFlight: 0, parked: 0, dead: 0, oldestReadyAgeMs: 0 };
+}
+
+/** Registers `GET /v1/queues` and `POST /v1/queues/:queue/{pause,resume,drain}`. */
+export const queueRoutes: FastifyPluginAsync<QueueRoutesOptions> = async (app, { kiln }) => {
+  app.get('/v1/queues', async () => (await kiln.queues()).map(queueView));
+
+  const opts = { schema: { params: QueueParams } };
+  app.post<{ Params: QueueParams }>('/v1/queues/:queue/pause', opts, async (request) => {
+    await kiln.pauseQueue(request.params.queue);
+    return currentQueue(kiln, request.params.queue);
+  });
+
+  app.post<{ Params: QueueParams }>('/v1/queues/:queue/resume', opts, async (request) => {
+    await kiln.resumeQueue(request.params.queue);
+    return currentQueue(kiln, request.params.queue);
+  });
+
+  app.post<{ Params: QueueParams }>('/v1/queues/:queue/drain', opts, async (request) => {
+    const drained = await kiln.drainQueue(request.params.queue);
+    return { ...(await currentQueue(kiln, request.params.queue)), drained };
+  });
+};

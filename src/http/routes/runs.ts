@@ -1,0 +1,68 @@
+/** Run endpoints: submit, list, inspect with the stage timeline, cancel and resume. */
+import type { FastifyPluginAsync } from 'fastify';
+import type { Kiln, SubmitOptions } from '../../engine/kiln-types.ts';
+import { IdParams } from '../schemas/common.ts';
+import { CancelRunBody, ListRunsQuery, SubmitRunBody, SubmitRunHeaders } from '../schemas/runs.ts';
+import { runDetailView, runView } from '../views.ts';
+
+/** Options of {@link runRoutes}. */
+export interface RunRoutesOptions {
+  kiln: Kiln;
+}
+
+/** W3C `traceparent`: version-traceid-parentid-flags; we keep the trace id. */
+const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+function submitOptions(body: SubmitRunBody, headers: SubmitRunHeaders): SubmitOptions {
+  const options: SubmitOptions = {};
+  const key = headers['idempotency-key'];
+  if (key !== undefined) options.idempotencyKey = key;
+  if (body.subjectId !== undefined) options.subjectId = body.subjectId;
+  if (body.subjectVersion !== undefined) options.subjectVersion = body.subjectVersion;
+  if (body.tenant !== undefined) options.tenant = body.tenant;
+  const traceId = headers.traceparent?.match(TRACEPARENT)?.[1];
+  // An all-zero trace id is invalid per the W3C spec; ignore it rather than propagate it.
+  if (traceId !== undefined && !/^0+$/.test(traceId)) options.traceId = traceId;
+  return options;
+}
+
+/** Registers the `/v1/runs` endpoints. */
+export const runRoutes: FastifyPluginAsync<RunRoutesOptions> = async (app, { kiln }) => {
+  app.post<{ Body: SubmitRunBody; Headers: SubmitRunHeaders }>(
+    '/v1/runs',
+    { schema: { body: SubmitRunBody, headers: SubmitRunHeaders } },
+    async (request, reply) => {
+      const { pipeline, input } = request.body;
+      const { run, created } = await kiln.submit(pipeline, input ?? {}, submitOptions(request.body, request.headers));
+      void reply.header('location', `/v1/runs/${encodeURIComponent(run.id)}`);
+      // A repeated Idempotency-Key answers with the run it created first (Stripe's convention).
+      if (!created) return reply.status(200).header('idempotent-replayed', 'true').send(runView(run));
+      return reply.status(202).send(runView(run));
+    },
+  );
+
+  app.get<{ Querystring: ListRunsQuery }>('/v1/runs', { schema: { querystring: ListRunsQuery } }, async (request) => {
+    const runs = await kiln.listRuns(request.query);
+    return runs.map(runView);
+  });
+
+  app.get<{ Params: IdParams }>('/v1/runs/:id', { schema: { params: IdParams } }, async (request) => {
+    return runDetailView(await kiln.getRun(request.params.id));
+  });
+
+  app.post<{ Params: IdParams; Body: CancelRunBody }>(
+    '/v1/runs/:id/cancel',
+    {
+      schema: { params: IdParams, body: CancelRunBody },
+      // The body is optional: a bare POST (no Content-Type) has none, and validates as `{}`.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+    },
+    async (request) => runView(await kiln.cancelRun(request.params.id, request.body.reason)),
+  );
+
+  app.post<{ Params: IdParams }>('/v1/runs/:id/resume', { schema: { params: IdParams } }, async (request) => {
+    return runView(await kiln.resumeRun(request.params.id));
+  });
+};

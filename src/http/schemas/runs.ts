@@ -1,0 +1,51 @@
+/**
+ * Request schemas of the run endpoints (TypeBox, validated by fastify's Ajv). Unknown body fields
+ * are rejected rather than dropped, so a typo fails loudly instead of being ignored.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { RunStatus } from '../../core/model.ts';
+import { IdParams, LimitQuery, StringEnum } from './common.ts';
+
+/** `POST /v1/runs` body. */
+export const SubmitRunBody = Type.Object(
+  {
+    pipeline: Type.String({ minLength: 1, maxLength: 200, description: 'Registered pipeline name.' }),
+    input: Type.Optional(Type.Unknown({ description: 'Pipeline input (JSON); the pipeline validates it. Default `{}`.' })),
+    subjectId: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+    subjectVersion: Type.Optional(Type.Integer({ minimum: 0 })),
+    tenant: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+export type SubmitRunBody = Static<typeof SubmitRunBody>;
+
+/** `POST /v1/runs` headers we read (others pass through). */
+export const SubmitRunHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    // Printable ASCII only: the key is echoed in logs and compared byte for byte.
+    Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' }),
+  ),
+  traceparent: Type.Optional(Type.String({ maxLength: 200 })),
+});
+export type SubmitRunHeaders = Static<typeof SubmitRunHeaders>;
+
+/** `GET /v1/runs` query: newest first, paginate with `before=<last id>`. */
+export const ListRunsQuery = Type.Object(
+  {
+    status: Type.Optional(StringEnum(RunStatus)),
+    pipeline: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    ...LimitQuery.properties,
+  },
+  { additionalProperties: false },
+);
+export type ListRunsQuery = Static<typeof ListRunsQuery>;
+
+/** `POST /v1/runs/:id/cancel` body; the whole body is optional. */
+export const CancelRunBody = Type.Object(
+  { reason: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })) },
+  { additionalProperties: false },
+);
+export type CancelRunBody = Static<typeof CancelRunBody>;
+
+export { IdParams };

@@ -1,0 +1,143 @@
+/**
+ * JSON views of domain records as the API answers them. The store keeps epoch milliseconds; the
+ * API speaks ISO-8601 strings (UTC), and never exposes a lease token (it is a write capability).
+ */
+import type { Job, JsonValue, QueueStats, Run, StageErrorRecord, StageRecord } from '../core/model.ts';
+import type { RunDetail } from '../core/ports.ts';
+
+/** An epoch-ms time as ISO-8601, keeping `null`. */
+function isoTime(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
+/** A run as the API shows it. */
+export interface RunView {
+  id: string;
+  pipeline: string;
+  pipelineVersion: number;
+  status: Run['status'];
+  currentStage: string | null;
+  input: JsonValue;
+  inputChecksum: string;
+  idempotencyKey: string | null;
+  subjectId: string | null;
+  subjectVersion: number | null;
+  tenant: string | null;
+  traceId: string | null;
+  error: StageErrorRecord | null;
+  createdAt: string;
+  updatedAt: string;
+  finishedAt: string | null;
+}
+
+/** One entry of a run's stage timeline. */
+export interface StageView {
+  stage: string;
+  index: number;
+  status: StageRecord['status'];
+  attempts: number;
+  startedAt: string | null;
+  finishedAt: string | null;
+  durationMs: number | null;
+  error: StageErrorRecord | null;
+  progress: JsonValue | null;
+  output: JsonValue | null;
+  rollbackStatus: StageRecord['rollbackStatus'];
+  leaseOwner: string | null;
+  leaseUntil: string | null;
+}
+
+/** A run with its stage timeline in pipeline order. */
+export interface RunDetailView extends RunView {
+  stages: StageView[];
+}
+
+/** A queue's depth and age; `inFlight` counts leased jobs. */
+export interface QueueView {
+  queue: string;
+  paused: boolean;
+  ready: number;
+  scheduled: number;
+  inFlight: number;
+  parked: number;
+  dead: number;
+  oldestReadyAgeMs: number;
+}
+
+/** A job as the API shows it (without its lease token). */
+export type JobView = Omit<Job, 'leaseToken' | 'availableAt' | 'enqueuedAt' | 'leaseUntil'> & {
+  availableAt: string;
+  enqueuedAt: string;
+  leaseUntil: string | null;
+};
+
+/** Converts a run. */
+export function runView(run: Run): RunView {
+  return {
+    id: run.id,
+    pipeline: run.pipeline,
+    pipelineVersion: run.pipelineVersion,
+    status: run.status,
+    currentStage: run.currentStage,
+    input: run.input,
+    inputChecksum: run.inputChecksum,
+    idempotencyKey: run.idempotencyKey,
+    subjectId: run.subjectId,
+    subjectVersion: run.subjectVersion,
+    tenant: run.tenant,
+    traceId: run.traceId,
+    error: run.error,
+    createdAt: new Date(run.createdAt).toISOString(),
+    updatedAt: new Date(run.updatedAt).toISOString(),
+    finishedAt: isoTime(run.finishedAt),
+  };
+}
+
+/** Converts a stage record. */
+export function stageView(stage: StageRecord): StageView {
+  return {
+    stage: stage.stage,
+    index: stage.index,
+    status: stage.status,
+    attempts: stage.attempts,
+    startedAt: isoTime(stage.startedAt),
+    finishedAt: isoTime(stage.finishedAt),
+    durationMs: stage.durationMs,
+    error: stage.error,
+    progress: stage.progress,
+    output: stage.output,
+    rollbackStatus: stage.rollbackStatus,
+    leaseOwner: stage.leaseOwner,
+    leaseUntil: isoTime(stage.leaseUntil),
+  };
+}
+
+/** Converts a run with its stage records. */
+export function runDetailView(detail: RunDetail): RunDetailView {
+  return { ...runView(detail.run), stages: detail.stages.map(stageView) };
+}
+
+/** Converts a job, dropping its lease token. */
+export function jobView(job: Job): JobView {
+  const { leaseToken: _secret, availableAt, enqueuedAt, leaseUntil, ...rest } = job;
+  return {
+    ...rest,
+    availableAt: new Date(availableAt).toISOString(),
+    enqueuedAt: new Date(enqueuedAt).toISOString(),
+    leaseUntil: isoTime(leaseUntil),
+  };
+}
+
+/** Converts queue stats (`leased` is shown as `inFlight`). */
+export function queueView(stats: QueueStats): QueueView {
+  return {
+    queue: stats.queue,
+    paused: stats.paused,
+    ready: stats.ready,
+    scheduled: stats.scheduled,
+    inFlight: stats.leased,
+    parked: stats.parked,
+    dead: stats.dead,
+    oldestReadyAgeMs: stats.oldestReadyAgeMs,
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * kiln's public API. Explicit named exports only; backends live behind their own modules
+ * (`src/backends/<name>/index.ts`) so optional drivers load only when used.
+ */
+export { systemClock, createFakeClock, type Clock, type FakeClock } from './core/clock.ts';
+export { createIdGenerator, type IdGenerator } from './core/ids.ts';
+export { canonicalJson, contentHash, sha256Hex } from './core/canonical.ts';
+export {
+  PipelineError,
+  ConfigError,
+  ValidationError,
+  UnprocessableError,
+  NotFoundError,
+  ConflictError,
+  LeaseLostError,
+  BackendUnavailableError,
+  SchemaVersionError,
+  StageFailure,
+  ErrorClass,
+  ERROR_CODES,
+  type ErrorCode,
+  type ConfigIssue,
+} from './core/errors.ts';
+export type { Logger } from './core/logger.ts';
+export {
+  RunStatus,
+  StageStatus,
+  JobState,
+  JobKind,
+  type JsonValue,
+  type Run,
+  type StageRecord,
+  type Job,
+  type LedgerEntry,
+  type QueueStats,
+} from './core/model.ts';
+export { StageOutcome, type EngineObserver } from './core/observer.ts';
+export {
+  definePipeline,
+  queueName,
+  type PipelineDefinition,
+  type PipelineDefinitionInput,
+  type StageDefinition,
+  type StageContext,
+  type StageHandler,
+  type StageModule,
+  type ThreadStageInput,
+} from './core/pipeline/define-pipeline.ts';
+export { DEFAULT_STAGE_POLICY, Isolation, type StagePolicy, type StagePolicyOverrides } from './core/policy/stage-policy.ts';
+export type { Backend, ArtifactStore, ArtifactRef, RunDetail, SubmitRunResult } from './core/ports.ts';
+export { createKiln } from './engine/create-kiln.ts';
+export type { Kiln, KilnOptions, SubmitOptions, Worker, WorkerOptions, PolicyOverrides } from './engine/kiln-types.ts';

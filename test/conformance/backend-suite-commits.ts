@@ -1,0 +1,230 @@
+/**
+ * Conformance: lease-fenced commits — stage success, the ledger, retries, dead letters,
+ * exhausted attempts and compensation.
+ */
+import assert from 'node:assert/strict';
+import { describe } from 'node:test';
+import { ConflictError } from '../../src/core/errors.ts';
+import { jobIdempotencyKey } from '../../src/core/keys.ts';
+import type { BackendHarness } from './backend-suite-fixture.ts';
+import {
+  LEASE_MS,
+  assertRejectsWith,
+  backendTest,
+  claimOne,
+  failure,
+  leaseOf,
+  passStage,
+  rollbackJob,
+  stageJob,
+  submit,
+} from './backend-suite-fixture.ts';
+
+/** `completeStage` and `failStage`. */
+export function describeCommits(harness: BackendHarness): void {
+  describe('commits', () => {
+    const test = backendTest(harness);
+
+    test('completeStage records stage success, output, ledger entry and next job, and deletes the job, at once', async ({ backend, clock }) => {
+      const run = await submit(backend);
+      const claimed = await claimOne(backend);
+      await clock.advance(250);
+      const now = await backend.now();
+      const output = { width: 640 };
+      const result = await backend.completeStage({ lease: leaseOf(claimed), output, durationMs: 250, next: stageJob('b') });
+      assert.deepEqual(result, { outcome: 'committed', runStatus: 'running' });
+
+      assert.equal(await backend.getJob(claimed.job.id), null);
+      const detail = await backend.getRun(run.id);
+      assert.equal(detail?.run.status, 'running');
+      assert.equal(detail?.run.currentStage, 'b');
+      const [a, b] = detail?.stages ?? [];
+      assert.equal(a?.status, 'succeeded');
+      assert.deepEqual(a?.output, output);
+      assert.equal(a?.durationMs, 250);
+      assert.equal(a?.finishedAt, now);
+      assert.equal(b?.status, 'pending');
+      assert.deepEqual(await backend.readLedger(run.id), [
+        { key: jobIdempotencyKey(run.id, 'a', 'stage'), runId: run.id, stage: 'a', kind: 'stage', output, completedAt: now },
+      ]);
+      const jobs = await backend.listJobs({ runId: run.id, limit: 10 });
+      assert.deepEqual(
+        jobs.map((j) => [j.stage, j.queue, j.state, j.attempt, j.idempotencyKey]),
+        [['b', 'demo.b', 'ready', 0, jobIdempotencyKey(run.id, 'b', 'stage')]],
+      );
+
+      const again = await backend.completeStage({ lease: leaseOf(claimed), output, durationMs: 1, next: stageJob('b') });
+      assert.deepEqual(again, { outcome: 'lease_lost' }, 'a stage success is recorded once');
+      const next = await claimOne(backend, 'demo.b');
+      assert.deepEqual(next.outputs, { a: output });
+    });
+
+    test('completing the last stage ends the run succeeded with no jobs left and the ledger in completion order', async ({ backend }) => {
+      const run = await submit(backend);
+      await passStage(backend, 'a', 'b');
+      await passStage(backend, 'b', 'c');
+      const last = await claimOne(backend, 'demo.c');
+      const result = await backend.completeStage({ lease: leaseOf(last), output: { done: 'c' }, durationMs: 5, next: null });
+      assert.deepEqual(result, { outcome: 'committed', runStatus: 'succeeded' });
+
+      const detail = await backend.getRun(run.id);
+      assert.equal(detail?.run.status, 'succeeded');
+      assert.equal(detail?.run.currentStage, null);
+      assert.notEqual(detail?.run.finishedAt, null);
+      assert.deepEqual(
+        detail?.stages.map((s) => s.status),
+        ['succeeded', 'succeeded', 'succeeded'],
+      );
+      assert.deepEqual(await backend.listJobs({ runId: run.id, limit: 10 }), []);
+      assert.deepEqual(
+        (await backend.readLedger(run.id)).map((e) => e.stage),
+        ['a', 'b', 'c'],
+      );
+    });
+
+    test('a claimed job whose idempotency key is already in the ledger carries ledgerOutput, and the ledger keeps the first outcome', async ({ backend }) => {
+      // The port's only way to reach a ledger hit: a commit enqueues a duplicate of an effect
+      // that already completed (here stage a again), as a duplicate enqueue would.
+      const run = await submit(backend);
+      const first = await claimOne(backend);
+      const output = { first: true };
+      await backend.completeStage({ lease: leaseOf(first), output, durationMs: 1, next: stageJob('a') });
+
+      const duplicate = await claimOne(backend);
+      assert.notEqual(duplicate.job.id, first.job.id);
+      assert.equal(duplicate.job.idempotencyKey, first.job.idempotencyKey);
+      assert.deepEqual(duplicate.ledgerOutput, output);
+
+      const result = await backend.completeStage({
+        lease: leaseOf(duplicate),
+        output: { first: false },
+        durationMs: 1,
+        next: stageJob('b'),
+      });
+      assert.equal(result.outcome, 'committed');
+      const ledger = await backend.readLedger(run.id);
+      assert.equal(ledger.length, 1);
+      assert.deepEqual(ledger[0]?.output, output);
+    });
+
+    test('a retry decision makes the job ready at now + delayMs: not claimable before, claimable after', async ({ backend, clock }) => {
+      const run = await submit(backend);
+      const claimed = await claimOne(backend);
+      const now = await backend.now();
+      const error = failure('transient', 'FLAKY');
+      const result = await backend.failStage({
+        lease: leaseOf(claimed),
+        error,
+        durationMs: 7,
+        decision: { action: 'retry', delayMs: 5_000 },
+      });
+      assert.deepEqual(result, { outcome: 'committed', runStatus: 'running' });
+
+      const job = await backend.getJob(claimed.job.id);
+      assert.equal(job?.state, 'ready');
+      assert.equal(job?.availableAt, now + 5_000);
+      assert.equal(job?.attempt, 1);
+      assert.deepEqual(job?.lastError, error);
+      assert.equal(job?.leaseToken, null);
+      const stage = (await backend.getRun(run.id))?.stages[0];
+      assert.equal(stage?.status, 'failed');
+      assert.deepEqual(stage?.error, error);
+
+      const claimAll = { queue: 'demo.a', workerId: 'w1', limit: 10, leaseMs: LEASE_MS };
+      assert.deepEqual(await backend.claimJobs(claimAll), []);
+      await clock.advance(4_999);
+      assert.deepEqual(await backend.claimJobs(claimAll), []);
+      await clock.advance(1);
+      const retried = await backend.claimJobs(claimAll);
+      assert.equal(retried.length, 1);
+      assert.equal(retried[0]?.job.attempt, 2);
+    });
+
+    test('a dead_letter decision makes the job dead, its stage dead_lettered and its run dead_lettered with the error', async ({ backend }) => {
+      const run = await submit(backend);
+      const claimed = await claimOne(backend);
+      const error = failure('permanent', 'BAD_INPUT');
+      const result = await backend.failStage({
+        lease: leaseOf(claimed),
+        error,
+        durationMs: 3,
+        decision: { action: 'dead_letter', rollback: null },
+      });
+      assert.deepEqual(result, { outcome: 'committed', runStatus: 'dead_lettered' });
+      assert.equal((await backend.getJob(claimed.job.id))?.state, 'dead');
+      const detail = await backend.getRun(run.id);
+      assert.equal(detail?.run.status, 'dead_lettered');
+      assert.deepEqual(detail?.run.error, error);
+      assert.equal(detail?.stages[0]?.status, 'dead_lettered');
+      assert.deepEqual(detail?.stages[0]?.error, error);
+      assert.deepEqual(await backend.claimJobs({ queue: 'demo.a', workerId: 'w1', limit: 5, leaseMs: LEASE_MS }), []);
+    });
+
+    test('a claim whose attempt exceeds maxAttempts after repeated lease expiry is flagged exhausted', async ({ backend, clock }) => {
+      const run = await submit(backend, { firstJob: stageJob('a', { maxAttempts: 2 }) });
+      const first = await claimOne(backend, 'demo.a', { leaseMs: 1_000 });
+      assert.equal(first.exhausted, false);
+      await clock.advance(1_000);
+      const second = await claimOne(backend, 'demo.a', { leaseMs: 1_000 });
+      assert.equal(second.job.attempt, 2);
+      assert.equal(second.exhausted, false);
+      await clock.advance(1_000);
+      const third = await claimOne(backend, 'demo.a', { leaseMs: 1_000 });
+      assert.equal(third.job.attempt, 3);
+      assert.equal(third.job.redeliveries, 2);
+      assert.equal(third.exhausted, true);
+
+      const result = await backend.failStage({
+        lease: leaseOf(third),
+        error: failure('transient', 'LEASE_EXPIRED'),
+        durationMs: 0,
+        decision: { action: 'dead_letter', rollback: null },
+      });
+      assert.deepEqual(result, { outcome: 'committed', runStatus: 'dead_lettered' });
+      assert.equal((await backend.getRun(run.id))?.stages[0]?.status, 'dead_lettered');
+    });
+
+    test('a dead letter with a rollback enqueues it; its completion fails the run and replay is then RUN_COMPENSATED', async ({ backend }) => {
+      const run = await submit(backend);
+      await passStage(backend, 'a', 'b');
+      const b = await claimOne(backend, 'demo.b');
+      const result = await backend.failStage({
+        lease: leaseOf(b),
+        error: failure('permanent'),
+        durationMs: 1,
+        decision: { action: 'dead_letter', rollback: rollbackJob('a') },
+      });
+      assert.deepEqual(result, { outcome: 'committed', runStatus: 'dead_lettered' });
+
+      let detail = await backend.getRun(run.id);
+      assert.equal(detail?.stages[0]?.status, 'succeeded');
+      assert.equal(detail?.stages[0]?.rollbackStatus, 'pending');
+      assert.equal(detail?.stages[1]?.status, 'dead_lettered');
+      const ready = await backend.listJobs({ runId: run.id, state: 'ready', limit: 10 });
+      assert.deepEqual(
+        ready.map((j) => [j.kind, j.stage, j.queue, j.idempotencyKey]),
+        [['rollback', 'a', 'demo.a', jobIdempotencyKey(run.id, 'a', 'rollback')]],
+      );
+      await assertRejectsWith(backend.replayJob(b.job.id), ConflictError, 'RUN_COMPENSATED');
+
+      const compensation = await claimOne(backend, 'demo.a');
+      assert.equal(compensation.job.kind, 'rollback');
+      const done = await backend.completeStage({ lease: leaseOf(compensation), output: 'undone', durationMs: 1, next: null });
+      assert.deepEqual(done, { outcome: 'committed', runStatus: 'failed' });
+
+      detail = await backend.getRun(run.id);
+      assert.equal(detail?.run.status, 'failed');
+      assert.notEqual(detail?.run.finishedAt, null);
+      assert.equal(detail?.stages[0]?.status, 'succeeded');
+      assert.equal(detail?.stages[0]?.rollbackStatus, 'succeeded');
+      assert.deepEqual(
+        (await backend.readLedger(run.id)).map((e) => [e.stage, e.kind]),
+        [
+          ['a', 'stage'],
+          ['a', 'rollback'],
+        ],
+      );
+      await assertRejectsWith(backend.replayJob(b.job.id), ConflictError, 'RUN_COMPENSATED');
+    });
+  });
+}

@@ -1,0 +1,161 @@
+/**
+ * Conformance: operator actions — park/resume, cancel, replay, drain.
+ */
+import assert from 'node:assert/strict';
+import { describe } from 'node:test';
+import { ConflictError, NotFoundError } from '../../src/core/errors.ts';
+import type { BackendHarness } from './backend-suite-fixture.ts';
+import {
+  LEASE_MS,
+  assertRejectsWith,
+  backendTest,
+  claimOne,
+  failure,
+  leaseOf,
+  passStage,
+  stageJob,
+  submit,
+} from './backend-suite-fixture.ts';
+
+/** `resumeRun`, `cancelRun`, `replayJob`, `drainQueue`. */
+export function describeOperatorActions(harness: BackendHarness): void {
+  describe('operator actions', () => {
+    const test = backendTest(harness);
+
+    test('park parks run and job (not claimable); resumeRun makes it claimable with attempt reset and keeps completed stages', async ({ backend }) => {
+      const run = await submit(backend);
+      await passStage(backend, 'a', 'b', { kept: true });
+      const b = await claimOne(backend, 'demo.b');
+      const error = failure('intervention', 'NEEDS_HUMAN');
+      const parked = await backend.failStage({ lease: leaseOf(b), error, durationMs: 1, decision: { action: 'park' } });
+      assert.deepEqual(parked, { outcome: 'committed', runStatus: 'parked' });
+      assert.equal((await backend.getRun(run.id))?.run.status, 'parked');
+      assert.equal((await backend.getJob(b.job.id))?.state, 'parked');
+      assert.equal((await backend.getRun(run.id))?.stages[1]?.status, 'failed');
+      assert.deepEqual(await backend.claimJobs({ queue: 'demo.b', workerId: 'w1', limit: 5, leaseMs: LEASE_MS }), []);
+
+      const resumed = await backend.resumeRun(run.id);
+      assert.equal(resumed.status, 'running');
+      const job = await backend.getJob(b.job.id);
+      assert.equal(job?.state, 'ready');
+      assert.equal(job?.attempt, 0);
+      const again = await claimOne(backend, 'demo.b');
+      assert.equal(again.job.id, b.job.id);
+      assert.equal(again.job.attempt, 1);
+      assert.deepEqual(again.outputs, { a: { kept: true } });
+      const stageA = (await backend.getRun(run.id))?.stages[0];
+      assert.equal(stageA?.status, 'succeeded');
+      assert.deepEqual(stageA?.output, { kept: true });
+    });
+
+    test('resumeRun of a run that is not parked is INVALID_TRANSITION, of an unknown run NotFoundError', async ({ backend }) => {
+      const queued = await submit(backend);
+      await assertRejectsWith(backend.resumeRun(queued.id), ConflictError, 'INVALID_TRANSITION');
+      await claimOne(backend);
+      await assertRejectsWith(backend.resumeRun(queued.id), ConflictError, 'INVALID_TRANSITION');
+      await assertRejectsWith(backend.resumeRun('run_unknown'), NotFoundError, 'NOT_FOUND');
+    });
+
+    test('cancelRun cancels the run, deletes its jobs, skips unfinished stages, and tells the lease holder cancelled', async ({ backend }) => {
+      const run = await submit(backend);
+      await passStage(backend, 'a', 'b');
+      const holder = await claimOne(backend, 'demo.b');
+
+      const cancelled = await backend.cancelRun(run.id, 'operator said stop');
+      assert.equal(cancelled.status, 'cancelled');
+      assert.equal(cancelled.error?.code, 'CANCELLED');
+      assert.equal(cancelled.error?.message, 'operator said stop');
+      assert.notEqual(cancelled.finishedAt, null);
+      const detail = await backend.getRun(run.id);
+      assert.deepEqual(detail?.run, cancelled);
+      assert.deepEqual(
+        detail?.stages.map((s) => s.status),
+        ['succeeded', 'skipped', 'skipped'],
+      );
+      assert.deepEqual(await backend.listJobs({ runId: run.id, limit: 10 }), []);
+
+      assert.deepEqual(await backend.renewLeases([leaseOf(holder)]), [{ status: 'cancelled' }]);
+      assert.deepEqual(
+        await backend.completeStage({ lease: leaseOf(holder), output: 1, durationMs: 1, next: stageJob('c') }),
+        { outcome: 'cancelled' },
+      );
+      const decision = { action: 'retry', delayMs: 0 } as const;
+      assert.deepEqual(
+        await backend.failStage({ lease: leaseOf(holder), error: failure('transient'), durationMs: 1, decision }),
+        { outcome: 'cancelled' },
+      );
+      assert.equal((await backend.readLedger(run.id)).length, 1);
+    });
+
+    test('cancelRun of a succeeded run is INVALID_TRANSITION', async ({ backend }) => {
+      const run = await submit(backend, { stages: ['a'] });
+      await passStage(backend, 'a', null);
+      await assertRejectsWith(backend.cancelRun(run.id, 'too late'), ConflictError, 'INVALID_TRANSITION');
+      assert.equal((await backend.getRun(run.id))?.run.status, 'succeeded');
+    });
+
+    test('cancelRun of an unknown run is NotFoundError', async ({ backend }) => {
+      await assertRejectsWith(backend.cancelRun('run_unknown', 'why'), NotFoundError, 'NOT_FOUND');
+    });
+
+    test('replayJob makes a dead job ready with attempt 0 and its run running, and the run can then succeed', async ({ backend }) => {
+      const run = await submit(backend, { stages: ['a', 'b'] });
+      const claimed = await claimOne(backend);
+      await backend.failStage({
+        lease: leaseOf(claimed),
+        error: failure('permanent'),
+        durationMs: 1,
+        decision: { action: 'dead_letter', rollback: null },
+      });
+      const now = await backend.now();
+      const replayed = await backend.replayJob(claimed.job.id);
+      assert.equal(replayed.state, 'ready');
+      assert.equal(replayed.attempt, 0);
+      assert.equal(replayed.availableAt, now);
+      const detail = await backend.getRun(run.id);
+      assert.equal(detail?.run.status, 'running');
+      assert.equal(detail?.run.error, null);
+      assert.equal(detail?.stages[0]?.status, 'pending');
+
+      const again = await claimOne(backend);
+      assert.equal(again.job.attempt, 1);
+      await backend.completeStage({ lease: leaseOf(again), output: 'ok', durationMs: 1, next: stageJob('b') });
+      await passStage(backend, 'b', null);
+      assert.equal((await backend.getRun(run.id))?.run.status, 'succeeded');
+    });
+
+    test('replayJob of a job that is not dead is INVALID_TRANSITION, of an unknown job NotFoundError', async ({ backend }) => {
+      await submit(backend);
+      const [job] = await backend.listJobs({ limit: 1 });
+      assert.ok(job);
+      await assertRejectsWith(backend.replayJob(job.id), ConflictError, 'INVALID_TRANSITION');
+      await claimOne(backend);
+      await assertRejectsWith(backend.replayJob(job.id), ConflictError, 'INVALID_TRANSITION');
+      await assertRejectsWith(backend.replayJob('job_unknown'), NotFoundError, 'NOT_FOUND');
+    });
+
+    test('drainQueue removes the ready jobs and cancels their runs, leaving leased jobs to finish', async ({ backend }) => {
+      await submit(backend);
+      await submit(backend);
+      await submit(backend);
+      await submit(backend, { pipeline: 'other', firstJob: stageJob('a', { pipeline: 'other' }) });
+      const holder = await claimOne(backend);
+
+      assert.equal(await backend.drainQueue('demo.a'), 2);
+      const left = await backend.listJobs({ queue: 'demo.a', limit: 10 });
+      assert.deepEqual(
+        left.map((j) => j.id),
+        [holder.job.id],
+      );
+      const cancelled = await backend.listRuns({ status: 'cancelled', limit: 10 });
+      assert.equal(cancelled.length, 2);
+      for (const run of cancelled) assert.equal(run.error?.message, 'queue drained');
+      assert.equal((await backend.listJobs({ queue: 'other.a', limit: 10 })).length, 1);
+      assert.equal((await backend.getRun(holder.run.id))?.run.status, 'running');
+
+      const commit = await backend.completeStage({ lease: leaseOf(holder), output: 1, durationMs: 1, next: stageJob('b') });
+      assert.equal(commit.outcome, 'committed');
+      assert.equal(await backend.drainQueue('demo.a'), 0);
+    });
+  });
+}

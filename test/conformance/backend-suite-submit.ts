@@ -1,0 +1,162 @@
+/**
+ * Conformance: migrations, submission, submission idempotency and supersession.
+ */
+import assert from 'node:assert/strict';
+import { describe } from 'node:test';
+import { ConflictError } from '../../src/core/errors.ts';
+import { jobIdempotencyKey } from '../../src/core/keys.ts';
+import type { BackendHarness } from './backend-suite-fixture.ts';
+import { backendTest, claimOne, leaseOf, runRequest, STAGES, assertRejectsWith, submit, failure } from './backend-suite-fixture.ts';
+
+/** Migrations and `submitRun`. */
+export function describeSubmission(harness: BackendHarness): void {
+  describe('migrations and submission', () => {
+    const test = backendTest(harness);
+
+    test('migrate is idempotent: a second call applies nothing and keeps the version', async ({ backend, migration }) => {
+      assert.ok(migration.version > 0);
+      assert.ok(migration.applied.length > 0, 'the first migrate on a fresh store applies something');
+      const again = await backend.migrate();
+      assert.deepEqual(again.applied, []);
+      assert.equal(again.version, migration.version);
+    });
+
+    test('submitRun creates a queued run, pending stage records and one ready job for the first stage', async ({ backend }) => {
+      const now = await backend.now();
+      const request = runRequest({ tenant: 'acme', traceId: 'trace-1' });
+      const { run, created } = await backend.submitRun(request);
+      assert.equal(created, true);
+      assert.equal(run.status, 'queued');
+      assert.equal(run.pipeline, 'demo');
+      assert.equal(run.currentStage, 'a');
+      assert.deepEqual(run.input, request.input);
+      assert.equal(run.inputChecksum, request.inputChecksum);
+      assert.equal(run.error, null);
+      assert.equal(run.createdAt, now);
+      assert.equal(run.finishedAt, null);
+
+      const detail = await backend.getRun(run.id);
+      assert.ok(detail);
+      assert.deepEqual(detail.run, run);
+      assert.deepEqual(
+        detail.stages.map((s) => [s.stage, s.index, s.status, s.attempts, s.output, s.rollbackStatus]),
+        STAGES.map((stage, index) => [stage, index, 'pending', 0, null, null]),
+      );
+
+      const jobs = await backend.listJobs({ runId: run.id, limit: 10 });
+      assert.equal(jobs.length, 1);
+      const job = jobs[0];
+      assert.ok(job);
+      assert.deepEqual(
+        { ...job, id: '' },
+        {
+          id: '',
+          runId: run.id,
+          pipeline: 'demo',
+          stage: 'a',
+          queue: 'demo.a',
+          kind: 'stage',
+          state: 'ready',
+          idempotencyKey: jobIdempotencyKey(run.id, 'a', 'stage'),
+          attempt: 0,
+          maxAttempts: 3,
+          priority: 0,
+          availableAt: now,
+          enqueuedAt: now,
+          tenant: 'acme',
+          traceId: 'trace-1',
+          leaseOwner: null,
+          leaseToken: null,
+          fence: null,
+          leaseUntil: null,
+          leaseMs: null,
+          redeliveries: 0,
+          lastError: null,
+        },
+      );
+      assert.deepEqual(await backend.getJob(job.id), job);
+    });
+
+    test('submitRun with an idempotency key already used returns the same run with created false and no new job', async ({ backend }) => {
+      const request = runRequest({ idempotencyKey: 'req-1' });
+      const first = await backend.submitRun(request);
+      const second = await backend.submitRun(request);
+      assert.equal(second.created, false);
+      assert.equal(second.run.id, first.run.id);
+      assert.equal((await backend.listJobs({ limit: 10 })).length, 1);
+      assert.equal((await backend.listRuns({ limit: 10 })).length, 1);
+    });
+
+    test('submitRun returns the existing run for its key whatever its status', async ({ backend }) => {
+      const request = runRequest({ idempotencyKey: 'req-2' });
+      const first = await backend.submitRun(request);
+      await backend.cancelRun(first.run.id, 'changed my mind');
+      const again = await backend.submitRun(request);
+      assert.equal(again.created, false);
+      assert.equal(again.run.id, first.run.id);
+      assert.equal(again.run.status, 'cancelled');
+    });
+
+    test('submitRun with a used idempotency key and another input checksum is IDEMPOTENCY_KEY_REUSED', async ({ backend }) => {
+      await backend.submitRun(runRequest({ idempotencyKey: 'req-3', input: { v: 1 } }));
+      await assertRejectsWith(
+        backend.submitRun(runRequest({ idempotencyKey: 'req-3', input: { v: 2 } })),
+        ConflictError,
+        'IDEMPOTENCY_KEY_REUSED',
+      );
+      assert.equal((await backend.listRuns({ limit: 10 })).length, 1);
+    });
+
+    test('submitting v2 of a subject supersedes v1: its job is deleted and its lease holder is told cancelled', async ({ backend }) => {
+      const v1 = await submit(backend, { subjectId: 'asset_42', subjectVersion: 1 });
+      const holder = await claimOne(backend);
+      assert.equal(holder.run.id, v1.id);
+
+      const v2 = await backend.submitRun(runRequest({ subjectId: 'asset_42', subjectVersion: 2 }));
+      assert.equal(v2.created, true);
+      assert.equal(v2.run.status, 'queued');
+
+      const old = await backend.getRun(v1.id);
+      assert.equal(old?.run.status, 'superseded');
+      assert.notEqual(old?.run.finishedAt, null);
+      assert.equal(await backend.getJob(holder.job.id), null);
+      assert.deepEqual(await backend.listJobs({ runId: v1.id, limit: 10 }), []);
+      assert.equal((await backend.listJobs({ runId: v2.run.id, limit: 10 })).length, 1);
+
+      assert.deepEqual(await backend.renewLeases([leaseOf(holder)]), [{ status: 'cancelled' }]);
+      const commit = await backend.completeStage({ lease: leaseOf(holder), output: 1, durationMs: 1, next: null });
+      assert.deepEqual(commit, { outcome: 'cancelled' });
+      const fail = await backend.failStage({
+        lease: leaseOf(holder),
+        error: failure('transient'),
+        durationMs: 1,
+        decision: { action: 'retry', delayMs: 0 },
+      });
+      assert.deepEqual(fail, { outcome: 'cancelled' });
+      assert.deepEqual(await backend.readLedger(v1.id), []);
+    });
+
+    test('submitting v1 of a subject after v2 exists creates it superseded, with no job', async ({ backend }) => {
+      const v2 = await submit(backend, { subjectId: 'asset_7', subjectVersion: 2 });
+      const v1 = await backend.submitRun(runRequest({ subjectId: 'asset_7', subjectVersion: 1 }));
+      assert.equal(v1.created, true);
+      assert.equal(v1.run.status, 'superseded');
+      assert.deepEqual(await backend.listJobs({ runId: v1.run.id, limit: 10 }), []);
+      assert.equal((await backend.getRun(v2.id))?.run.status, 'queued');
+      assert.equal((await backend.listJobs({ runId: v2.id, limit: 10 })).length, 1);
+    });
+
+    test('runs of other subjects or pipelines are not superseded', async ({ backend }) => {
+      const other = await submit(backend, { subjectId: 'asset_1', subjectVersion: 1 });
+      const otherPipeline = await submit(backend, {
+        pipeline: 'thumbs',
+        subjectId: 'asset_2',
+        subjectVersion: 1,
+        firstJob: { stage: 'a', queue: 'thumbs.a', kind: 'stage', maxAttempts: 3, priority: 0 },
+      });
+      await submit(backend, { subjectId: 'asset_2', subjectVersion: 2 });
+      assert.equal((await backend.getRun(other.id))?.run.status, 'queued');
+      assert.equal((await backend.getRun(otherPipeline.id))?.run.status, 'queued');
+    });
+  });
+}

@@ -1,0 +1,112 @@
+/**
+ * The error envelope: every failure answers fastify's `{statusCode, code, error, message}` with a
+ * kiln code, names the offending field, and never leaks a stack trace or an internal message.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
+import { BackendUnavailableError } from '../../src/core/errors.ts';
+import { openHttpHarness, postJson, type HarnessOptions, type HttpHarness } from './http-harness.ts';
+
+async function withHarness(fn: (h: HttpHarness) => Promise<void>, options: HarnessOptions = {}): Promise<void> {
+  const h = await openHttpHarness((dir) => createSqliteBackend({ path: join(dir, 'kiln.db') }), options);
+  try {
+    await fn(h);
+  } finally {
+    await h.close();
+  }
+}
+
+function assertEnvelope(body: Record<string, unknown>, statusCode: number, code: string): void {
+  assert.equal(body.statusCode, statusCode);
+  assert.equal(body.code, code);
+  assert.equal(typeof body.error, 'string');
+  assert.equal(typeof body.message, 'string');
+  assert.equal('stack' in body, false);
+}
+
+test('malformed JSON is 400 INVALID_JSON, and so is an empty JSON body', () =>
+  withHarness(async (h) => {
+    const bad = await h.app.inject({ method: 'POST', url: '/v1/runs', payload: '{"pipeline": ', headers: { 'content-type': 'application/json' } });
+    assert.equal(bad.statusCode, 400);
+    assertEnvelope(bad.json(), 400, 'INVALID_JSON');
+    const empty = await h.app.inject({ method: 'POST', url: '/v1/runs', payload: '', headers: { 'content-type': 'application/json' } });
+    assertEnvelope(empty.json(), 400, 'INVALID_JSON');
+  }));
+
+test('schema violations are 400 VALIDATION_FAILED naming each field', () =>
+  withHarness(async (h) => {
+    const missing = await postJson(h.app, '/v1/runs', { input: {} });
+    assertEnvelope(missing.json(), 400, 'VALIDATION_FAILED');
+    assert.match(missing.json().message, /body\.pipeline is required/);
+    assert.deepEqual(missing.json().details.issues, [{ field: 'body.pipeline', message: 'is required' }]);
+
+    const wrongType = await postJson(h.app, '/v1/runs', { pipeline: 7 });
+    assert.match(wrongType.json().message, /body\.pipeline expected string/);
+
+    const extra = await postJson(h.app, '/v1/runs', { pipeline: 'demo.sleep', pipline: 'typo' });
+    assertEnvelope(extra.json(), 400, 'VALIDATION_FAILED');
+    assert.match(extra.json().message, /body\.pipline is not allowed/);
+
+    const limit = await h.app.inject({ method: 'GET', url: '/v1/runs?limit=0' });
+    assert.match(limit.json().message, /querystring\.limit expected integer to be greater or equal to 1/);
+  }));
+
+test('a body over the limit is 413 PAYLOAD_TOO_LARGE', () =>
+  withHarness(
+    async (h) => {
+      const res = await postJson(h.app, '/v1/runs', { pipeline: 'demo.sleep', input: { pad: 'x'.repeat(2_000) } });
+      assert.equal(res.statusCode, 413);
+      assertEnvelope(res.json(), 413, 'PAYLOAD_TOO_LARGE');
+    },
+    { bodyLimitBytes: 1_024 },
+  ));
+
+test('a body that is not JSON is 415 UNSUPPORTED_MEDIA_TYPE', () =>
+  withHarness(async (h) => {
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
+      const res = await h.app.inject({ method: 'POST', url: '/v1/runs', payload: 'pipeline=demo.sleep', headers: { 'content-type': type } });
+      assert.equal(res.statusCode, 415, type);
+      assertEnvelope(res.json(), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    }
+  }));
+
+test('an unknown route is 404 NOT_FOUND in the same envelope', () =>
+  withHarness(async (h) => {
+    const res = await h.app.inject({ method: 'GET', url: '/v2/nothing?x=1' });
+    assert.equal(res.statusCode, 404);
+    assertEnvelope(res.json(), 404, 'NOT_FOUND');
+    assert.equal(res.json().message, 'route GET /v2/nothing not found');
+  }));
+
+test('an unexpected error is 500 INTERNAL without its message or stack', () =>
+  withHarness(async (h) => {
+    h.app.get('/test/boom', async () => {
+      throw new Error('secret database password in message');
+    });
+    const res = await h.app.inject({ method: 'GET', url: '/test/boom' });
+    assert.equal(res.statusCode, 500);
+    assertEnvelope(res.json(), 500, 'INTERNAL');
+    assert.doesNotMatch(res.body, /secret|at .*\.ts/);
+  }));
+
+test('BACKEND_UNAVAILABLE is 503 with Retry-After', () =>
+  withHarness(async (h) => {
+    h.app.get('/test/unavailable', async () => {
+      throw new BackendUnavailableError('store busy', { details: { retryAfterMs: 2_500 } });
+    });
+    const res = await h.app.inject({ method: 'GET', url: '/test/unavailable' });
+    assert.equal(res.statusCode, 503);
+    assertEnvelope(res.json(), 503, 'BACKEND_UNAVAILABLE');
+    assert.equal(res.headers['retry-after'], '3');
+  }));
+
+test('/healthz is 503 BACKEND_UNAVAILABLE when the store does not answer', () =>
+  withHarness(async (h) => {
+    await h.kiln.backend.close();
+    const res = await h.app.inject({ method: 'GET', url: '/healthz' });
+    assert.equal(res.statusCode, 503);
+    assertEnvelope(res.json(), 503, 'BACKEND_UNAVAILABLE');
+    assert.equal(res.headers['retry-after'], '1');
+  }));

@@ -1,0 +1,102 @@
+/**
+ * A real kiln behind `buildApp`: a backend (the caller's factory, in a fresh temp dir), the
+ * filesystem artifact store, metrics, the built-in pipelines and a worker that the test starts
+ * when it wants jobs to run. Everything is removed by `close()`.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { createFsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts';
+import type { Backend } from '../../src/core/ports.ts';
+import { createKiln } from '../../src/engine/create-kiln.ts';
+import type { Kiln, PolicyOverrides, Worker } from '../../src/engine/kiln-types.ts';
+import { buildApp } from '../../src/http/build-app.ts';
+import { createMetrics } from '../../src/observe/metrics.ts';
+import { builtinPipelines } from '../../src/pipelines/index.ts';
+
+/** Builds a backend whose files (if any) live in `dir`. */
+export type BackendFactory = (dir: string) => Backend | Promise<Backend>;
+
+/** One app over one fresh store. */
+export interface HttpHarness {
+  app: FastifyInstance;
+  kiln: Kiln;
+  /** Created, not started: `worker.start()` when the test wants jobs to run. */
+  worker: Worker;
+  dir: string;
+  /** Polls `GET /v1/runs/:id` until the run has one of `statuses`; fails after `timeoutMs`. */
+  waitForStatus(runId: string, statuses: readonly string[], timeoutMs?: number): Promise<RunJson>;
+  close(): Promise<void>;
+}
+
+/** The parts of the run JSON that tests read. */
+export interface RunJson {
+  id: string;
+  status: string;
+  pipeline: string;
+  error: { code: string; message: string } | null;
+  stages: { stage: string; status: string; attempts: number; startedAt: string | null; durationMs: number | null }[];
+  [key: string]: unknown;
+}
+
+/** Options of {@link openHttpHarness}. */
+export interface HarnessOptions {
+  policies?: PolicyOverrides;
+  bodyLimitBytes?: number;
+}
+
+/** Quick retries so failing runs reach their end state within the test. */
+const FAST_POLICIES: PolicyOverrides = {
+  'demo.sleep': Object.fromEntries(
+    ['prepare', 'process', 'finish'].map((stage) => [stage, { interventionAttempts: 1, maxAttempts: 2, backoff: { baseMs: 10, capMs: 20 } }]),
+  ),
+};
+
+/** Opens a harness over a fresh store made by `createBackend`. */
+export async function openHttpHarness(createBackend: BackendFactory, options: HarnessOptions = {}): Promise<HttpHarness> {
+  const dir = await mkdtemp(join(tmpdir(), 'kiln-http-'));
+  const backend = await createBackend(dir);
+  await backend.migrate();
+  const metrics = createMetrics();
+  const kiln = createKiln({
+    backend,
+    artifacts: createFsArtifactStore({ root: join(dir, 'artifacts') }),
+    pipelines: builtinPipelines,
+    policies: options.policies ?? FAST_POLICIES,
+    observer: metrics.observer,
+  });
+  metrics.setQueueStats(() => kiln.queues());
+  const app = buildApp({ kiln, metrics, ...(options.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: options.bodyLimitBytes }) });
+  const worker = kiln.createWorker({ workerId: 'test-worker', pollMs: 10, reapMs: 100 });
+
+  async function waitForStatus(runId: string, statuses: readonly string[], timeoutMs = 10_000): Promise<RunJson> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const res = await app.inject({ method: 'GET', url: `/v1/runs/${runId}` });
+      const run = res.json<RunJson>();
+      if (statuses.includes(run.status)) return run;
+      if (Date.now() > deadline) throw new Error(`run ${runId} is ${run.status}, expected ${statuses.join('|')} within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  return {
+    app,
+    kiln,
+    worker,
+    dir,
+    waitForStatus,
+    async close() {
+      await worker.stop(1_000);
+      await app.close();
+      await backend.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** POSTs a JSON body (and optional headers). */
+export function postJson(app: FastifyInstance, url: string, body: unknown, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  return app.inject({ method: 'POST', url, payload: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+}

@@ -1,0 +1,311 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import { parseDurationMs } from '../../src/config/duration.ts';
+import { loadConfig, type LoadConfigOptions } from '../../src/config/load.ts';
+import { CONFIG_DEFAULTS } from '../../src/config/schema.ts';
+import { ConfigError, type ConfigIssue } from '../../src/core/errors.ts';
+import { definePipeline } from '../../src/core/pipeline/define-pipeline.ts';
+
+const demo = definePipeline({
+  name: 'demo.sleep',
+  version: 1,
+  stages: [
+    { name: 'prepare', handler: () => null },
+    { name: 'finish', handler: () => null, policy: { leaseMs: 30_000 } },
+  ],
+});
+const pipelines = [demo];
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'kiln-config-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function writeYaml(text: string, name = 'kiln.yaml'): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+function load(options: Partial<LoadConfigOptions> = {}) {
+  return loadConfig({ cwd: dir, env: {}, pipelines, ...options });
+}
+
+/** Runs `fn`, asserts it throws a ConfigError and returns its issues. */
+function issuesOf(fn: () => unknown): readonly ConfigIssue[] {
+  try {
+    fn();
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected ConfigError, got ${String(err)}`);
+    assert.equal(err.code, 'CONFIG_INVALID');
+    return err.issues;
+  }
+  assert.fail('expected loadConfig to throw');
+}
+
+describe('loadConfig', () => {
+  test('a wrong type, an unknown stage and a negative duration are reported together, each with its line', () => {
+    const file = writeYaml(
+      [
+        'http:', //                                  1
+        '  port: not-a-number', //                   2
+        'pipelines:', //                             3
+        '  demo.sleep:', //                          4
+        '    stages:', //                            5
+        '      prepare:', //                         6
+        '        timeoutMs: -5', //                  7
+        '      render: { maxAttempts: 2 }', //       8
+      ].join('\n'),
+    );
+    let error: unknown;
+    try {
+      load();
+    } catch (err) {
+      error = err;
+    }
+    assert.ok(error instanceof ConfigError);
+    const byPath = new Map(error.issues.map((i) => [i.path, i]));
+    assert.equal(error.issues.length, 3, error.message);
+    assert.deepEqual(
+      error.issues.map((i) => [i.path, i.line, i.source]),
+      [
+        ['http.port', 2, file],
+        ['pipelines.demo.sleep.stages.prepare.timeoutMs', 7, file],
+        ['pipelines.demo.sleep.stages.render', 8, file],
+      ],
+    );
+    assert.match(byPath.get('http.port')!.message, /integer.*"not-a-number"/);
+    assert.match(byPath.get('pipelines.demo.sleep.stages.prepare.timeoutMs')!.message, /non-negative.*-5/);
+    assert.match(byPath.get('pipelines.demo.sleep.stages.render')!.message, /unknown stage "render".*prepare, finish/);
+    assert.match(error.message, new RegExp(`${escape(file)}:2 http\\.port: `));
+    assert.match(error.message, new RegExp(`${escape(file)}:7 pipelines\\.demo\\.sleep\\.stages\\.prepare\\.timeoutMs: `));
+    assert.match(error.message, new RegExp(`${escape(file)}:8 pipelines\\.demo\\.sleep\\.stages\\.render: `));
+  });
+
+  test('without file, env or flags every field has its documented default and the result is deep-frozen', () => {
+    const config = load();
+    assert.equal(config.source, null);
+    assert.deepEqual(config.store, { kind: 'sqlite', path: join(dir, 'kiln.db') });
+    assert.deepEqual(config.artifacts, { root: join(dir, 'kiln-data/artifacts') });
+    assert.deepEqual(config.http, { host: '127.0.0.1', port: 8080, bodyLimitBytes: 65_536 });
+    assert.deepEqual(config.worker, { pollMs: 250, reapMs: 1_000, shutdownGraceMs: 10_000, tempGraceMs: 3_600_000 });
+    assert.deepEqual(config.log, { level: 'info' });
+    assert.deepEqual(config.policies, {});
+    assert.ok(Object.isFrozen(config) && Object.isFrozen(config.http) && Object.isFrozen(config.policies));
+    assert.throws(() => {
+      (config.http as { port: number }).port = 1;
+    }, TypeError);
+    assert.equal(CONFIG_DEFAULTS.http.port, 8080);
+  });
+
+  test('flags win over env, env over the file, the file over defaults', () => {
+    writeYaml('http: { host: file-host, port: 8081 }\nlog: { level: debug }\nstore: { path: file.db }\n');
+    const fileOnly = load();
+    assert.equal(fileOnly.http.port, 8081);
+    assert.equal(fileOnly.http.host, 'file-host');
+    const withEnv = load({ env: { PORT: '8082', HOST: 'env-host', KILN_LOG_LEVEL: 'warn', KILN_DB: '/data/env.db' } });
+    assert.deepEqual([withEnv.http.port, withEnv.http.host, withEnv.log.level, withEnv.store.path], [8082, 'env-host', 'warn', '/data/env.db']);
+    const withFlags = load({ env: { PORT: '8082', HOST: 'env-host' }, flags: { port: 8083, host: 'flag-host', logLevel: 'error', db: 'flag.db' } });
+    assert.deepEqual(
+      [withFlags.http.port, withFlags.http.host, withFlags.log.level, withFlags.store.path],
+      [8083, 'flag-host', 'error', join(dir, 'flag.db')],
+    );
+  });
+
+  test('KILN_-prefixed variables win over the generic HOST and PORT, and empty values count as unset', () => {
+    const config = load({ env: { PORT: '1', KILN_PORT: '2', HOST: 'a', KILN_HOST: 'b', KILN_LOG_LEVEL: '' } });
+    assert.equal(config.http.port, 2);
+    assert.equal(config.http.host, 'b');
+    assert.equal(config.log.level, 'info');
+  });
+
+  test('paths in the file are relative to the file, paths from env and defaults to cwd', () => {
+    // A config outside cwd shows which base each source uses.
+    const sub = join(dir, 'conf');
+    mkdirSync(sub);
+    const file = join(sub, 'kiln.yaml');
+    writeFileSync(file, 'store: { path: ./k.db }\n');
+    const config = load({ file, env: { KILN_ARTIFACTS: 'arts' } });
+    assert.equal(config.source, file);
+    assert.equal(config.store.path, join(sub, 'k.db'));
+    assert.equal(config.artifacts.root, join(dir, 'arts'));
+  });
+
+  test('durations accept integer ms or unit strings and pipeline defaults fold into every stage', () => {
+    writeYaml(
+      [
+        'worker: { pollMs: 100ms, reapMs: 2s, shutdownGraceMs: 1m, tempGraceMs: 1.5h }',
+        'pipelines:',
+        '  demo.sleep:',
+        '    defaults: { maxAttempts: 3, backoff: { baseMs: 100 } }',
+        '    stages:',
+        '      prepare: { timeoutMs: 5000, leaseMs: 5s, backoff: { capMs: 1000 }, isolation: thread }',
+      ].join('\n'),
+    );
+    const config = load();
+    assert.deepEqual(config.worker, { pollMs: 100, reapMs: 2_000, shutdownGraceMs: 60_000, tempGraceMs: 5_400_000 });
+    assert.deepEqual(config.policies, {
+      'demo.sleep': {
+        prepare: { maxAttempts: 3, timeoutMs: 5_000, leaseMs: 5_000, backoff: { baseMs: 100, capMs: 1_000 }, isolation: 'thread' },
+        finish: { maxAttempts: 3, backoff: { baseMs: 100 } },
+      },
+    });
+  });
+
+  test('only listed stages get overrides when a pipeline has no defaults', () => {
+    writeYaml('pipelines:\n  demo.sleep:\n    stages:\n      finish: { priority: -1 }\n');
+    assert.deepEqual(load().policies, { 'demo.sleep': { finish: { priority: -1 } } });
+  });
+
+  test('unknown keys at any depth are named with their line', () => {
+    writeYaml(['stroe: { path: x }', 'http:', '  prot: 1', 'pipelines:', '  demo.sleep:', '    stages:', '      prepare: { retries: 3 }'].join('\n'));
+    const issues = issuesOf(() => load());
+    assert.deepEqual(
+      issues.map((i) => [i.path, i.line]),
+      [
+        ['stroe', 1],
+        ['http.prot', 3],
+        ['pipelines.demo.sleep.stages.prepare.retries', 7],
+      ],
+    );
+    assert.match(issues[0]!.message, /unknown key "stroe" \(allowed: store, artifacts, http, worker, log, pipelines\)/);
+    assert.match(issues[2]!.message, /unknown key "retries"/);
+  });
+
+  test('an unknown pipeline is rejected with the registered names', () => {
+    writeYaml('log: { level: info }\npipelines:\n  qr.code: { defaults: { maxAttempts: 2 } }\n');
+    const issues = issuesOf(() => load());
+    assert.deepEqual(issues.map((i) => [i.path, i.line]), [['pipelines.qr.code', 3]]);
+    assert.match(issues[0]!.message, /unknown pipeline "qr.code" \(registered: demo.sleep\)/);
+  });
+
+  test('a YAML syntax error is an issue with its line', () => {
+    writeYaml('http:\n  port: 8080\n  host: [unclosed\nlog: { level: info }\n');
+    const issues = issuesOf(() => load());
+    assert.ok(issues.length >= 1);
+    assert.match(issues[0]!.message, /^YAML syntax/);
+    assert.equal(typeof issues[0]!.line, 'number');
+    assert.ok(issues[0]!.line! >= 3);
+  });
+
+  test('empty values and sections whose entries are all commented out count as unset', () => {
+    writeYaml('http:\n  # port: 1\npipelines:\n  demo.sleep:\n    stages:\n      # prepare: {}\nlog: { level: ~ }\n');
+    const config = load();
+    assert.equal(config.http.port, 8080);
+    assert.equal(config.log.level, 'info');
+    assert.deepEqual(config.policies, { 'demo.sleep': {} });
+  });
+
+  test('a document that is not a mapping is rejected', () => {
+    writeYaml('- a\n- b\n');
+    assert.match(issuesOf(() => load())[0]!.message, /must be a mapping/);
+  });
+
+  test('resolved policies are checked after merging with the definition, pointing at the line that set the field', () => {
+    writeYaml(
+      [
+        'pipelines:',
+        '  demo.sleep:',
+        '    defaults:',
+        '      heartbeatMs: 15s', // 4: above prepare's default lease (10 s), below finish's definition lease (30 s)
+        '    stages:',
+        '      prepare: { backoff: { baseMs: 5s, capMs: 1s } }', // 6
+      ].join('\n'),
+    );
+    const issues = issuesOf(() => load());
+    assert.deepEqual(
+      issues.map((i) => [i.path, i.line]),
+      [
+        ['pipelines.demo.sleep.stages.prepare.heartbeatMs', 4],
+        ['pipelines.demo.sleep.stages.prepare.backoff.capMs', 6],
+      ],
+    );
+    assert.match(issues[0]!.message, /below leaseMs \(10000\)/);
+  });
+
+  test('a heartbeat not below the lease is an issue on the heartbeatMs line', () => {
+    writeYaml('pipelines:\n  demo.sleep:\n    stages:\n      prepare:\n        leaseMs: 1s\n        heartbeatMs: 1s\n');
+    const issues = issuesOf(() => load());
+    assert.deepEqual(issues.map((i) => [i.path, i.line]), [['pipelines.demo.sleep.stages.prepare.heartbeatMs', 6]]);
+  });
+
+  test('a lease set without a heartbeat gets a heartbeat of a quarter of the lease', () => {
+    writeYaml('pipelines:\n  demo.sleep:\n    stages:\n      prepare:\n        leaseMs: 2s\n');
+    assert.doesNotThrow(() => load());
+  });
+
+  test('bad environment values and flags are issues with source env and flags, listed with file issues', () => {
+    writeYaml('http: { port: 99999 }\n');
+    const issues = issuesOf(() => load({ env: { PORT: 'abc', KILN_LOG_LEVEL: 'loud' }, flags: { port: Number.NaN, logLevel: 'verbose' } }));
+    assert.deepEqual(
+      issues.map((i) => [i.source, i.path]),
+      [
+        [join(dir, 'kiln.yaml'), 'http.port'],
+        ['env', 'PORT'],
+        ['env', 'KILN_LOG_LEVEL'],
+        ['flags', '--port'],
+        ['flags', '--log-level'],
+      ],
+    );
+    assert.match(issues[1]!.message, /integer.*"abc".*http\.port/);
+    assert.match(issues[2]!.message, /one of trace, debug, info, warn, error, fatal, silent, got "loud"/);
+    assert.match(issues[3]!.message, /NaN/);
+  });
+
+  test('an explicit --config or KILN_CONFIG that does not exist is an issue, a missing ./kiln.yaml is not', () => {
+    assert.deepEqual(
+      issuesOf(() => load({ file: 'missing.yaml' })).map((i) => [i.source, i.path]),
+      [['flags', '--config']],
+    );
+    assert.deepEqual(
+      issuesOf(() => load({ env: { KILN_CONFIG: '/nonexistent/kiln.yaml' } })).map((i) => [i.source, i.path]),
+      [['env', 'KILN_CONFIG']],
+    );
+    assert.equal(load().source, null);
+  });
+
+  test('KILN_CONFIG names the file when no --config is given', () => {
+    const other = writeYaml('http: { port: 7000 }\n', 'other.yaml');
+    writeYaml('http: { port: 7001 }\n');
+    assert.equal(load({ env: { KILN_CONFIG: 'other.yaml' } }).http.port, 7000);
+    assert.equal(load({ env: { KILN_CONFIG: 'other.yaml' }, file: 'kiln.yaml' }).http.port, 7001);
+    assert.equal(load({ env: { KILN_CONFIG: other } }).source, other);
+  });
+
+  test('worker intervals must be positive', () => {
+    writeYaml('worker:\n  pollMs: 0\n  reapMs: 0s\n  tempGraceMs: 0\n');
+    assert.deepEqual(issuesOf(() => load()).map((i) => [i.path, i.line]), [
+      ['worker.pollMs', 2],
+      ['worker.reapMs', 3],
+    ]);
+  });
+});
+
+describe('parseDurationMs', () => {
+  test('converts units to whole milliseconds', () => {
+    assert.equal(parseDurationMs(250), 250);
+    assert.equal(parseDurationMs('250ms'), 250);
+    assert.equal(parseDurationMs('2s'), 2_000);
+    assert.equal(parseDurationMs('1.1s'), 1_100);
+    assert.equal(parseDurationMs('1m'), 60_000);
+    assert.equal(parseDurationMs('1h'), 3_600_000);
+    assert.equal(parseDurationMs('0ms'), 0);
+  });
+
+  test('rejects negatives, fractional milliseconds, missing or unknown units and other types', () => {
+    for (const bad of [-1, 1.5, '-5s', '1.5ms', '10', '5d', '', ' 5s', null, true, {}]) {
+      assert.equal(parseDurationMs(bad), undefined, `accepted ${JSON.stringify(bad)}`);
+    }
+  });
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+

@@ -1,0 +1,244 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { StageFailure } from '../../src/core/errors.ts';
+import { definePipeline, type StageHandler } from '../../src/core/pipeline/define-pipeline.ts';
+import { createEngineHarness, deferred } from '../support/engine-harness.ts';
+
+/** A three-stage pipeline whose handlers the test supplies. */
+function threeStages(name: string, handlers: Partial<Record<'a' | 'b' | 'c', StageHandler>> = {}, rollbacks: Partial<Record<'a' | 'b' | 'c', StageHandler>> = {}) {
+  const stage = (n: 'a' | 'b' | 'c') => ({
+    name: n,
+    handler: handlers[n] ?? ((ctx) => ({ stage: n, input: ctx.input })),
+    ...(rollbacks[n] ? { rollback: rollbacks[n] } : {}),
+  });
+  return definePipeline({ name, version: 1, defaults: { backoff: { baseMs: 100, capMs: 1_000 } }, stages: [stage('a'), stage('b'), stage('c')] });
+}
+
+describe('engine worker on the memory backend', () => {
+  it('runs every stage once in order and ends the run succeeded with outputs passed along', async () => {
+    const seen: string[] = [];
+    const p = threeStages('t.ok', {
+      a: () => (seen.push('a'), 1),
+      b: (ctx) => (seen.push('b'), (ctx.outputs.a as number) + 1),
+      c: (ctx) => (seen.push('c'), (ctx.outputs.b as number) + 1),
+    });
+    const h = await createEngineHarness([p]);
+    const { run } = await h.kiln.submit('t.ok', { n: 1 });
+    const worker = h.kiln.createWorker();
+    assert.equal(await worker.runOnce(), 1);
+    assert.equal(await worker.runOnce(), 1);
+    assert.equal(await worker.runOnce(), 1);
+    assert.equal(await worker.runOnce(), 0);
+    const detail = await h.kiln.getRun(run.id);
+    assert.equal(detail.run.status, 'succeeded');
+    assert.deepEqual(seen, ['a', 'b', 'c']);
+    assert.deepEqual(detail.stages.map((s) => s.output), [1, 2, 3]);
+    assert.equal((await h.kiln.ledger(run.id)).length, 3);
+    assert.deepEqual(h.recorded.runStatuses.map((r) => r.status), ['queued', 'succeeded']);
+    assert.equal(h.recorded.executions.filter((e) => e.outcome === 'succeeded').length, 3);
+  });
+
+  it('retries a retryable failure after its backoff and dead-letters when attempts run out', async () => {
+    let calls = 0;
+    const p = threeStages('t.retry', { b: () => { calls++; throw new Error('flaky'); } });
+    const h = await createEngineHarness([p], { 't.retry': { b: { maxAttempts: 3 } } });
+    const { run } = await h.kiln.submit('t.retry', {});
+    const worker = h.kiln.createWorker();
+    await worker.runOnce(); // a
+    await worker.runOnce(); // b attempt 1 fails
+    assert.equal(await worker.runOnce(), 0, 'not claimable before its backoff');
+    await h.clock.advance(1_000);
+    await worker.runOnce(); // attempt 2
+    await h.clock.advance(1_000);
+    await worker.runOnce(); // attempt 3 -> dead-letter
+    const detail = await h.kiln.getRun(run.id);
+    assert.equal(calls, 3);
+    assert.equal(detail.run.status, 'dead_lettered');
+    assert.equal(detail.stages[1]?.status, 'dead_lettered');
+    assert.equal(detail.stages[1]?.attempts, 3);
+    assert.equal(detail.run.error?.code, 'STAGE_FAILED');
+    const outcomes = h.recorded.executions.filter((e) => e.stage === 'b').map((e) => e.outcome);
+    assert.deepEqual(outcomes, ['retried', 'retried', 'dead_lettered']);
+  });
+
+  it('dead-letters a permanent failure at once, without retrying', async () => {
+    let calls = 0;
+    const p = threeStages('t.perm', { a: () => { calls++; throw StageFailure.permanent('bad input', { code: 'BAD' }); } });
+    const h = await createEngineHarness([p]);
+    const { run } = await h.kiln.submit('t.perm', {});
+    const worker = h.kiln.createWorker();
+    await worker.runOnce();
+    await h.clock.advance(120_000);
+    assert.equal(await worker.runOnce(), 0);
+    const detail = await h.kiln.getRun(run.id);
+    assert.equal(calls, 1);
+    assert.equal(detail.run.status, 'dead_lettered');
+    assert.deepEqual(detail.run.error, { class: 'permanent', code: 'BAD', message: 'bad input' });
+  });
+
+  it('parks a run after repeated intervention errors and resumes it in place, keeping completed stages', async () => {
+    let broken = true;
+    let aCalls = 0;
+    const p = threeStages('t.park', {
+      a: () => ++aCalls,
+      b: () => {
+        if (broken) throw StageFailure.intervention('credentials expired');
+        return 'fixed';
+      },
+    });
+    const h = await createEngineHarness([p], { 't.park': { b: { interventionAttempts: 2 } } });
+    const { run } = await h.kiln.submit('t.park', {});
+    const worker = h.kiln.createWorker();
+    await worker.runOnce();
+    await worker.runOnce();
+    await h.clock.advance(1_000);
+    await worker.runOnce();
+    assert.equal((await h.kiln.getRun(run.id)).run.status, 'parked');
+    await h.clock.advance(600_000);
+    assert.equal(await worker.runOnce(), 0, 'a parked job is not claimed');
+    broken = false;
+    await h.kiln.resumeRun(run.id);
+    await worker.runOnce();
+    await worker.runOnce();
+    const detail = await h.kiln.getRun(run.id);
+    assert.equal(detail.run.status, 'succeeded');
+    assert.equal(aCalls, 1, 'the completed stage did not run again');
+    assert.equal(detail.stages[1]?.output, 'fixed');
+  });
+
+  it('abandons a handler that ignores its timeout, counts the attempt and keeps serving other jobs', async () => {
+    const never = deferred<number>();
+    const p = definePipeline({
+      name: 't.hang',
+      version: 1,
+      stages: [{ name: 'a', handler: () => never.promise, policy: { timeoutMs: 5_000, leaseMs: 10_000, heartbeatMs: 2_000 } }],
+    });
+    const q = threeStages('t.other');
+    const h = await createEngineHarness([p, q]);
+    const hung = await h.kiln.submit('t.hang', {});
+    const worker = h.kiln.createWorker({ pollMs: 100 });
+    worker.start();
+    await h.clock.advance(100);
+    assert.equal((await h.kiln.getRun(hung.run.id)).stages[0]?.status, 'running');
+    const other = await h.kiln.submit('t.other', {});
+    for (let i = 0; i < 10; i++) await h.clock.advance(100);
+    assert.equal((await h.kiln.getRun(other.run.id)).run.status, 'succeeded', 'other work goes on meanwhile');
+    await h.clock.advance(5_000);
+    const job = (await h.kiln.listJobs({ runId: hung.run.id }))[0];
+    assert.equal(h.recorded.abandoned.length, 1);
+    assert.equal(job?.lastError?.code, 'STAGE_TIMEOUT');
+    assert.ok(job && job.attempt >= 1);
+    const stage = (await h.kiln.getRun(hung.run.id)).stages[0];
+    assert.ok(stage && stage.attempts >= 1 && stage.error?.code === 'STAGE_TIMEOUT');
+    await worker.stop(0);
+  });
+
+  it('aborts the handler of a cancelled run and commits nothing for it', async () => {
+    const started = deferred();
+    let aborted: unknown;
+    const p = definePipeline({
+      name: 't.cancel',
+      version: 1,
+      stages: [
+        {
+          name: 'a',
+          policy: { heartbeatMs: 500, leaseMs: 5_000 },
+          handler: (ctx) =>
+            new Promise((_, reject) => {
+              started.resolve();
+              ctx.signal.addEventListener('abort', () => ((aborted = ctx.signal.reason), reject(ctx.signal.reason)));
+            }),
+        },
+      ],
+    });
+    const h = await createEngineHarness([p]);
+    const { run } = await h.kiln.submit('t.cancel', {});
+    const worker = h.kiln.createWorker({ pollMs: 100 });
+    worker.start();
+    await h.clock.advance(100);
+    await started.promise;
+    await h.kiln.cancelRun(run.id, 'user asked');
+    await h.clock.advance(1_000);
+    assert.equal((aborted as { code?: string }).code, 'CANCELLED');
+    assert.equal((await h.kiln.getRun(run.id)).run.status, 'cancelled');
+    assert.equal(h.recorded.executions.at(-1)?.outcome, 'cancelled');
+    assert.equal((await h.kiln.ledger(run.id)).length, 0);
+    await worker.stop(0);
+  });
+
+  it('runs rollbacks of completed stages in reverse order when a run is dead-lettered', async () => {
+    const order: string[] = [];
+    const p = threeStages(
+      't.rollback',
+      { c: () => { throw StageFailure.permanent('boom'); } },
+      { a: () => (order.push('undo a'), null), b: () => (order.push('undo b'), null) },
+    );
+    const h = await createEngineHarness([p]);
+    const { run } = await h.kiln.submit('t.rollback', {});
+    const worker = h.kiln.createWorker();
+    for (let i = 0; i < 6; i++) await worker.runOnce();
+    const detail = await h.kiln.getRun(run.id);
+    assert.deepEqual(order, ['undo b', 'undo a']);
+    assert.equal(detail.run.status, 'failed');
+    assert.deepEqual(detail.stages.map((s) => s.rollbackStatus), ['succeeded', 'succeeded', null]);
+    const dead = await h.kiln.listJobs({ runId: run.id, state: 'dead' });
+    assert.equal(dead.length, 1);
+    await assert.rejects(() => h.kiln.replayJob(dead[0]?.id ?? ''), { code: 'RUN_COMPENSATED' });
+  });
+
+  it('on stop, lets in-flight jobs finish within the grace period and hands the rest back uncounted', async () => {
+    const slow = deferred<string>();
+    const p = definePipeline({
+      name: 't.stop',
+      version: 1,
+      stages: [{ name: 'a', handler: () => slow.promise, policy: { concurrency: 2 } }],
+    });
+    const h = await createEngineHarness([p]);
+    const first = await h.kiln.submit('t.stop', { n: 1 });
+    const worker = h.kiln.createWorker({ pollMs: 100 });
+    worker.start();
+    await h.clock.advance(100);
+    assert.equal(worker.inFlight(), 1);
+    const stopped = worker.stop(1_000);
+    await h.clock.advance(1_000);
+    await stopped;
+    const job = (await h.kiln.listJobs({ runId: first.run.id }))[0];
+    assert.equal(job?.state, 'ready', 'handed back');
+    assert.equal(job?.attempt, 0, 'the unfinished attempt is not counted');
+    slow.resolve('late');
+  });
+
+  it('keeps renewing the lease of a handler that runs longer than its lease, so it commits once', async () => {
+    const done = deferred<string>();
+    const p = definePipeline({
+      name: 't.long',
+      version: 1,
+      stages: [{ name: 'a', policy: { leaseMs: 1_000, heartbeatMs: 300, timeoutMs: 60_000 }, handler: () => done.promise }],
+    });
+    const h = await createEngineHarness([p]);
+    const { run } = await h.kiln.submit('t.long', {});
+    const worker = h.kiln.createWorker({ pollMs: 100 });
+    worker.start();
+    for (let i = 0; i < 100; i++) await h.clock.advance(100); // 10 s, ten leases long
+    const job = (await h.kiln.listJobs({ runId: run.id }))[0];
+    assert.equal(job?.state, 'leased');
+    assert.equal(job?.redeliveries, 0);
+    done.resolve('done');
+    await h.clock.advance(100);
+    const detail = await h.kiln.getRun(run.id);
+    assert.equal(detail.run.status, 'succeeded');
+    assert.equal(detail.stages[0]?.attempts, 1);
+    assert.deepEqual(h.recorded.executions.map((e) => e.outcome), ['succeeded']);
+    await worker.stop(0);
+  });
+
+  it('deduplicates submissions by idempotency key and rejects the key with another input', async () => {
+    const h = await createEngineHarness([threeStages('t.dedup')]);
+    const one = await h.kiln.submit('t.dedup', { a: 1, b: 2 }, { idempotencyKey: 'k1' });
+    const two = await h.kiln.submit('t.dedup', { b: 2, a: 1 }, { idempotencyKey: 'k1' });
+    assert.equal(two.created, false);
+    assert.equal(two.run.id, one.run.id);
+    await assert.rejects(() => h.kiln.submit('t.dedup', { a: 2 }, { idempotencyKey: 'k1' }), { code: 'IDEMPOTENCY_KEY_REUSED' });
+    await assert.rejects(() => h.kiln.submit('nope', {}), { code: 'UNKNOWN_PIPELINE' });
+  });
+});

@@ -1,0 +1,189 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { QueueStats } from '../../src/core/model.ts';
+import { createMetrics } from '../../src/observe/metrics.ts';
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+interface Exposition {
+  types: Map<string, string>;
+  help: Map<string, string>;
+  samples: Sample[];
+}
+
+const NAME = '[a-zA-Z_:][a-zA-Z0-9_:]*';
+const LABEL = `[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\\\\n]|\\\\[\\\\"n])*"`;
+const VALUE = '(?:[-+]?(?:[0-9]*\\.?[0-9]+(?:[eE][-+]?[0-9]+)?)|[-+]?Inf|NaN)';
+const SAMPLE_LINE = new RegExp(`^(${NAME})(?:\\{((?:${LABEL})(?:,${LABEL})*)?,?\\})? (${VALUE})(?: -?[0-9]+)?$`);
+const HELP_LINE = new RegExp(`^# HELP (${NAME}) (.+)$`);
+const TYPE_LINE = new RegExp(`^# TYPE (${NAME}) (counter|gauge|histogram|summary|untyped)$`);
+
+/**
+ * Parses Prometheus text format strictly enough to catch a malformed exposition: every line is
+ * HELP, TYPE, a sample or empty; every sample belongs to a family declared by TYPE before it.
+ */
+function parseExposition(text: string): Exposition {
+  const out: Exposition = { types: new Map(), help: new Map(), samples: [] };
+  const lines = text.split('\n');
+  assert.equal(lines.at(-1), '', 'exposition ends with a newline');
+  for (const line of lines.slice(0, -1)) {
+    if (line === '') continue;
+    const help = HELP_LINE.exec(line);
+    const type = TYPE_LINE.exec(line);
+    if (help) {
+      out.help.set(help[1]!, help[2]!);
+      continue;
+    }
+    if (type) {
+      assert.ok(out.help.has(type[1]!), `TYPE of ${type[1]} follows its HELP`);
+      out.types.set(type[1]!, type[2]!);
+      continue;
+    }
+    const sample = SAMPLE_LINE.exec(line);
+    assert.ok(sample, `not a valid exposition line: ${JSON.stringify(line)}`);
+    const name = sample[1]!;
+    const family = [name, name.replace(/_(bucket|sum|count)$/, '')].find((n) => out.types.has(n));
+    assert.ok(family, `sample ${name} has no TYPE before it`);
+    const labels: Record<string, string> = {};
+    for (const m of (sample[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[m[1]!] = m[2]!;
+    out.samples.push({ name, labels, value: Number(sample[3]!.replace('Inf', 'Infinity')) });
+  }
+  return out;
+}
+
+function find(exp: Exposition, name: string, labels: Record<string, string>): number | undefined {
+  return exp.samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v) && Object.keys(s.labels).length === Object.keys(labels).length)?.value;
+}
+
+const stats = (queue: string, overrides: Partial<QueueStats> = {}): QueueStats => ({
+  queue,
+  paused: false,
+  ready: 0,
+  scheduled: 0,
+  leased: 0,
+  parked: 0,
+  dead: 0,
+  oldestReadyAgeMs: 0,
+  ...overrides,
+});
+
+describe('metrics', () => {
+  test('render() is valid Prometheus text with kiln and default process metrics, each with HELP', async () => {
+    const metrics = createMetrics({ queueStats: async () => [stats('demo.a', { ready: 2 })] });
+    metrics.observer.stageExecuted({ pipeline: 'demo', stage: 'a', outcome: 'succeeded', durationMs: 12, rollback: false });
+    const exp = parseExposition(await metrics.render());
+    assert.match(metrics.contentType, /^text\/plain; version=0\.0\.4/);
+    assert.equal(exp.types.get('process_cpu_user_seconds_total'), 'counter');
+    const expected: Record<string, string> = {
+      kiln_stage_executions_total: 'counter',
+      kiln_stage_duration_seconds: 'histogram',
+      kiln_stage_retries_total: 'counter',
+      kiln_idempotent_skips_total: 'counter',
+      kiln_redeliveries_total: 'counter',
+      kiln_handlers_abandoned_total: 'counter',
+      kiln_queue_jobs: 'gauge',
+      kiln_queue_oldest_ready_age_seconds: 'gauge',
+      kiln_queue_paused: 'gauge',
+      kiln_runs_total: 'counter',
+    };
+    for (const [name, type] of Object.entries(expected)) {
+      assert.equal(exp.types.get(name), type, name);
+      assert.ok((exp.help.get(name) ?? '').length > 20, `${name} has a meaningful HELP`);
+    }
+  });
+
+  test('observer events become samples with the documented names and labels', async () => {
+    const metrics = createMetrics();
+    const o = metrics.observer;
+    o.stageExecuted({ pipeline: 'demo', stage: 'a', outcome: 'succeeded', durationMs: 3, rollback: false });
+    o.stageExecuted({ pipeline: 'demo', stage: 'a', outcome: 'succeeded', durationMs: 2_500, rollback: false });
+    o.stageExecuted({ pipeline: 'demo', stage: 'a', outcome: 'retried', durationMs: 1, errorClass: 'intervention', rollback: false });
+    o.stageExecuted({ pipeline: 'demo', stage: 'a', outcome: 'retried', durationMs: 1, rollback: false });
+    o.stageExecuted({ pipeline: 'demo', stage: 'a', outcome: 'succeeded', durationMs: 5, rollback: true });
+    o.idempotentSkip('demo', 'b');
+    o.redelivered('demo.a', 3);
+    o.redelivered('demo.a', 0);
+    o.runStatus('demo', 'queued');
+    o.runStatus('demo', 'succeeded');
+    o.handlerAbandoned('demo', 'a');
+    const exp = parseExposition(await metrics.render());
+
+    assert.equal(find(exp, 'kiln_stage_executions_total', { pipeline: 'demo', stage: 'a', outcome: 'succeeded' }), 2);
+    assert.equal(find(exp, 'kiln_stage_executions_total', { pipeline: 'demo', stage: 'a', outcome: 'retried' }), 2);
+    assert.equal(find(exp, 'kiln_stage_executions_total', { pipeline: 'demo', stage: 'a:rollback', outcome: 'succeeded' }), 1);
+    assert.equal(find(exp, 'kiln_stage_retries_total', { pipeline: 'demo', stage: 'a', error_class: 'intervention' }), 1);
+    assert.equal(find(exp, 'kiln_stage_retries_total', { pipeline: 'demo', stage: 'a', error_class: 'transient' }), 1);
+    assert.equal(find(exp, 'kiln_idempotent_skips_total', { pipeline: 'demo', stage: 'b' }), 1);
+    assert.equal(find(exp, 'kiln_redeliveries_total', { queue: 'demo.a' }), 3);
+    assert.equal(find(exp, 'kiln_runs_total', { pipeline: 'demo', status: 'queued' }), 1);
+    assert.equal(find(exp, 'kiln_runs_total', { pipeline: 'demo', status: 'succeeded' }), 1);
+    assert.equal(find(exp, 'kiln_handlers_abandoned_total', { pipeline: 'demo', stage: 'a' }), 1);
+
+    const bucket = (le: string) => find(exp, 'kiln_stage_duration_seconds_bucket', { pipeline: 'demo', stage: 'a', le });
+    assert.equal(bucket('0.001'), 2); // the two 1 ms retries
+    assert.equal(bucket('0.005'), 3);
+    assert.equal(bucket('2.5'), 4);
+    assert.equal(bucket('60'), 4);
+    assert.equal(bucket('+Inf'), 4);
+    assert.equal(find(exp, 'kiln_stage_duration_seconds_count', { pipeline: 'demo', stage: 'a' }), 4);
+    assert.equal(find(exp, 'kiln_stage_duration_seconds_sum', { pipeline: 'demo', stage: 'a' }), 2.505);
+    assert.equal(find(exp, 'kiln_stage_duration_seconds_count', { pipeline: 'demo', stage: 'a:rollback' }), 1);
+  });
+
+  test('queue gauges are read at scrape time, once per scrape, and vanished queues disappear', async () => {
+    let calls = 0;
+    let current = [stats('demo.a', { ready: 4, scheduled: 1, leased: 2, parked: 1, dead: 3, oldestReadyAgeMs: 1_500 }), stats('demo.b', { paused: true })];
+    const metrics = createMetrics();
+    metrics.setQueueStats(async () => {
+      calls += 1;
+      return current;
+    });
+    let exp = parseExposition(await metrics.render());
+    assert.equal(calls, 1);
+    for (const [state, n] of Object.entries({ ready: 4, scheduled: 1, leased: 2, parked: 1, dead: 3 })) {
+      assert.equal(find(exp, 'kiln_queue_jobs', { queue: 'demo.a', state }), n, state);
+    }
+    assert.equal(find(exp, 'kiln_queue_oldest_ready_age_seconds', { queue: 'demo.a' }), 1.5);
+    assert.equal(find(exp, 'kiln_queue_paused', { queue: 'demo.a' }), 0);
+    assert.equal(find(exp, 'kiln_queue_paused', { queue: 'demo.b' }), 1);
+
+    current = [stats('demo.b', { ready: 1 })];
+    exp = parseExposition(await metrics.render());
+    assert.equal(calls, 2);
+    assert.equal(find(exp, 'kiln_queue_jobs', { queue: 'demo.a', state: 'ready' }), undefined);
+    assert.equal(find(exp, 'kiln_queue_jobs', { queue: 'demo.b', state: 'ready' }), 1);
+  });
+
+  test('a failing queue stats source leaves the queue gauges empty and is counted, the scrape still succeeds', async () => {
+    const metrics = createMetrics({
+      queueStats: async () => {
+        throw new Error('store down');
+      },
+    });
+    const exp = parseExposition(await metrics.render());
+    assert.equal(exp.samples.filter((s) => s.name.startsWith('kiln_queue_') && s.name !== 'kiln_queue_stats_errors_total').length, 0);
+    assert.equal(find(exp, 'kiln_queue_stats_errors_total', {}), 1);
+  });
+
+  test('two metrics instances in one process keep separate registries', async () => {
+    const first = createMetrics();
+    const second = createMetrics();
+    first.observer.runStatus('demo', 'queued');
+    assert.notEqual(first.registry, second.registry);
+    assert.equal(find(parseExposition(await first.render()), 'kiln_runs_total', { pipeline: 'demo', status: 'queued' }), 1);
+    assert.equal(find(parseExposition(await second.render()), 'kiln_runs_total', { pipeline: 'demo', status: 'queued' }), undefined);
+  });
+
+  test('the observer never throws, even on nonsense input', () => {
+    const metrics = createMetrics();
+    assert.doesNotThrow(() => {
+      metrics.observer.stageExecuted({ pipeline: 'demo', stage: 'a', outcome: 'succeeded', durationMs: Number.NaN, rollback: false });
+      metrics.observer.redelivered('q', -1);
+      metrics.observer.stageExecuted(undefined as never);
+    });
+  });
+});
