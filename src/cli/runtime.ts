@@ -12,7 +12,7 @@ import type { ArtifactStore, Backend, MigrationResult } from '../core/ports.ts';
 import { loadConfig } from '../config/load.ts';
 import type { ResolvedConfig } from '../config/schema.ts';
 import { createKiln } from '../engine/create-kiln.ts';
-import type { Kiln } from '../engine/kiln-types.ts';
+import type { Kiln, Worker } from '../engine/kiln-types.ts';
 import { createLogger } from '../observe/logger.ts';
 import { createMetrics, type KilnMetrics } from '../observe/metrics.ts';
 
@@ -49,6 +49,8 @@ export interface Runtime {
   readonly kiln: Kiln;
   /** What `migrate()` did at open. */
   readonly migration: MigrationResult;
+  /** A worker with the configured poll, reaper and temp-grace settings (not started). */
+  createWorker(options: { workerId?: string; queues?: readonly string[] }): Worker;
   /** Closes the store. Idempotent. */
   close(): Promise<void>;
 }
@@ -99,6 +101,13 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
     metrics,
     kiln,
     migration,
+    createWorker: (worker) =>
+      kiln.createWorker({
+        ...worker,
+        pollMs: config.worker.pollMs,
+        reapMs: config.worker.reapMs,
+        tempGraceMs: config.worker.tempGraceMs,
+      }),
     close: () => (closed ??= backend.close()),
   };
 }

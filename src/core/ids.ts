@@ -11,14 +11,25 @@ export interface IdGenerator {
   token(): string;
 }
 
+/** Random bytes are drawn from Web Crypto in blocks: one call per block, not per id (hot path). */
+const POOL_BYTES = 4096;
+let pool = new Uint8Array(0);
+let poolOffset = 0;
+
 /** Random bytes as hex, from Web Crypto (available in Node 20 without importing node:crypto). */
 function randomHex(bytes: number): string {
-  const buf = new Uint8Array(bytes);
-  globalThis.crypto.getRandomValues(buf);
+  if (poolOffset + bytes > pool.length) {
+    pool = new Uint8Array(POOL_BYTES);
+    globalThis.crypto.getRandomValues(pool);
+    poolOffset = 0;
+  }
   let out = '';
-  for (const b of buf) out += b.toString(16).padStart(2, '0');
+  for (let i = poolOffset; i < poolOffset + bytes; i++) out += HEX[pool[i] ?? 0];
+  poolOffset += bytes;
   return out;
 }
+
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
 
 /** Time-ordered random ids. */
 export function createIdGenerator(clock: Clock): IdGenerator {

@@ -125,7 +125,7 @@ export type LeaseStatus =
   /** The run was cancelled or superseded: stop work. */
   | { status: 'cancelled' };
 
-/** Outcome of a commit (`completeStage`, `failStage`). */
+/** Outcome of one commit item (see {@link Backend.commit}). */
 export type CommitResult =
   | { outcome: 'committed'; runStatus: RunStatus }
   /** Refused and nothing changed: the token does not match or the lease expired. */
@@ -167,6 +167,9 @@ export interface FailStageRequest {
   durationMs: number;
   decision: FailureDecision;
 }
+
+/** One item of {@link Backend.commit}. */
+export type CommitItem = ({ type: 'complete' } & CompleteStageRequest) | ({ type: 'fail' } & FailStageRequest);
 
 /** Filter for {@link Backend.listRuns}; newest first. */
 export interface ListRunsQuery {
@@ -222,21 +225,24 @@ export interface Backend {
   submitRun(request: SubmitRunRequest): Promise<SubmitRunResult>;
 
   /**
-   * Claims up to `limit` jobs from one queue: `ready` jobs with `availableAt <= now`, and
-   * `leased` jobs whose lease expired (a redelivery: `redeliveries + 1`), ordered by priority
-   * (lower first), then availableAt, then id. Nothing is claimed from a paused queue. No job is
-   * ever held by two claimers at once.
+   * Claims, in ONE transaction, up to `limit` jobs from each requested queue: `ready` jobs with
+   * `availableAt <= now`, and `leased` jobs whose lease expired (a redelivery:
+   * `redeliveries + 1`), ordered by priority (lower first), then availableAt, then id. Nothing is
+   * claimed from a paused queue. No job is ever held by two claimers at once. Results are grouped
+   * in request order.
    */
-  claimJobs(request: ClaimRequest): Promise<ClaimedJob[]>;
+  claimJobs(requests: readonly ClaimRequest[]): Promise<ClaimedJob[]>;
 
   /** Heartbeats: extends each lease still held by `leaseMs` (as granted at claim), in input order. */
   renewLeases(renewals: readonly LeaseRenewal[]): Promise<LeaseStatus[]>;
 
-  /** See {@link CompleteStageRequest}. */
-  completeStage(request: CompleteStageRequest): Promise<CommitResult>;
-
-  /** See {@link FailStageRequest}. */
-  failStage(request: FailStageRequest): Promise<CommitResult>;
+  /**
+   * Commits finished attempts — completions ({@link CompleteStageRequest}) and failures
+   * ({@link FailStageRequest}) — in ONE transaction (group commit). Each item is fenced by its
+   * own lease and applied in order as if alone: a refused item changes nothing and does not
+   * affect the others. Results are in input order.
+   */
+  commit(items: readonly CommitItem[]): Promise<CommitResult[]>;
 
   /**
    * Hands held jobs back unworked (graceful shutdown): `ready` now, the claim's attempt not

@@ -1,7 +1,7 @@
 /**
  * Runs one claimed job to its commit: the handler under a timeout and an abort signal, then ONE
- * backend call that records the outcome (completeStage / failStage), fenced by the lease. A
- * handler that ignores its signal is abandoned: the executor stops waiting for it at once.
+ * commit item recording the outcome, fenced by the lease and group-committed with the other jobs
+ * that finish in the same tick. A handler that ignores its signal is abandoned: the executor stops waiting for it at once.
  */
 import type { Clock } from '../core/clock.ts';
 import { LeaseLostError } from '../core/errors.ts';
@@ -11,6 +11,7 @@ import type { EngineObserver, StageOutcome } from '../core/observer.ts';
 import type { StageContext } from '../core/pipeline/define-pipeline.ts';
 import { classifyError, decideFailure } from '../core/policy/retry.ts';
 import type { ArtifactStore, Backend, ClaimedJob, CommitResult, FailureDecision, LeaseRef } from '../core/ports.ts';
+import type { CommitBatcher } from './commit-batcher.ts';
 import { StageAbortError } from './abort-reason.ts';
 import type { HeldJob, LeaseKeeper } from './lease-keeper.ts';
 import { invokeHandler } from './invoke-handler.ts';
@@ -28,6 +29,7 @@ export interface ExecutorDeps {
   random: () => number;
   leases: LeaseKeeper;
   threads: ThreadPool;
+  commits: CommitBatcher;
 }
 
 type Settled = { kind: 'ok'; output: JsonValue } | { kind: 'error'; error: unknown } | { kind: 'aborted'; reason: StageAbortError };
@@ -77,7 +79,7 @@ export async function executeJob(deps: ExecutorDeps, claimed: ClaimedJob): Promi
     if (claimed.exhausted) {
       await exhausted(deps, stage, claimed, lease, logger);
     } else if (claimed.ledgerOutput !== undefined) {
-      const result = await deps.backend.completeStage({ lease, output: claimed.ledgerOutput, durationMs: 0, next: nextSpec(deps, stage, claimed) });
+      const result = await deps.commits.commit({ type: 'complete', lease, output: claimed.ledgerOutput, durationMs: 0, next: nextSpec(deps, stage, claimed) });
       if (result.outcome === 'committed') deps.observer.idempotentSkip(job.pipeline, job.stage);
       report(deps, stage, claimed, result, 'succeeded', 0);
     } else {
@@ -95,7 +97,7 @@ async function exhausted(deps: ExecutorDeps, stage: PlannedStage, claimed: Claim
   const error = { class: 'permanent' as const, code: 'LEASE_EXPIRED', message: `lease expired on all ${claimed.job.maxAttempts} attempts` };
   logger.warn({ error }, 'attempts exhausted by lease expiry; dead-lettering');
   const decision: FailureDecision = { action: 'dead_letter', rollback: rollbackSpec(deps, stage, claimed) };
-  const result = await deps.backend.failStage({ lease, error, durationMs: 0, decision });
+  const result = await deps.commits.commit({ type: 'fail', lease, error, durationMs: 0, decision });
   report(deps, stage, claimed, result, 'dead_lettered', 0, error.class);
 }
 
@@ -155,7 +157,7 @@ async function commitSettled(
   durationMs: number,
 ): Promise<void> {
   if (settled.kind === 'ok') {
-    const result = await deps.backend.completeStage({ lease, output: settled.output, durationMs, next: nextSpec(deps, stage, claimed) });
+    const result = await deps.commits.commit({ type: 'complete', lease, output: settled.output, durationMs, next: nextSpec(deps, stage, claimed) });
     report(deps, stage, claimed, result, 'succeeded', durationMs);
     if (result.outcome === 'committed') logger.debug({ durationMs }, 'stage succeeded');
     else logger.warn({ durationMs, outcome: result.outcome }, 'commit refused; result discarded');
@@ -172,7 +174,7 @@ async function commitSettled(
   const error = classifyError(settled.kind === 'aborted' ? settled.reason : settled.error);
   const decision = decideFailure({ error, attempt: claimed.job.attempt, policy: stage.policy, rollback: rollbackSpec(deps, stage, claimed), random: deps.random });
   const { retryAfterMs: _ignored, ...record } = error;
-  const result = await deps.backend.failStage({ lease, error: record, durationMs, decision });
+  const result = await deps.commits.commit({ type: 'fail', lease, error: record, durationMs, decision });
   report(deps, stage, claimed, result, OUTCOME_BY_DECISION[decision.action], durationMs, error.class);
   logger.warn({ error: record, decision, outcome: result.outcome }, 'stage attempt failed');
 }

@@ -8,8 +8,9 @@ import { NotFoundError } from '../core/errors.ts';
 import type { IdGenerator } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import type { EngineObserver } from '../core/observer.ts';
-import type { ArtifactStore, Backend, ClaimedJob } from '../core/ports.ts';
+import type { ArtifactStore, Backend, ClaimedJob, ClaimRequest } from '../core/ports.ts';
 import { StageAbortError } from './abort-reason.ts';
+import { createCommitBatcher } from './commit-batcher.ts';
 import { executeJob, type ExecutorDeps } from './execute-job.ts';
 import type { Worker, WorkerOptions } from './kiln-types.ts';
 import { createLeaseKeeper } from './lease-keeper.ts';
@@ -50,7 +51,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
   const leases = createLeaseKeeper({ backend: deps.backend, clock: deps.clock, logger, tickMs: Math.max(10, Math.floor(Math.min(...heartbeats) / 2)) });
   const threadSlots = stages.filter((s) => s.policy.isolation === 'thread').reduce((n, s) => n + s.policy.concurrency, 0);
   const threads = createThreadPool(threadSlots);
-  const exec: ExecutorDeps = { ...deps, logger, leases, threads };
+  const exec: ExecutorDeps = { ...deps, logger, leases, threads, commits: createCommitBatcher(deps.backend) };
   const inflight = new Map<string, number>(queues.map((q) => [q, 0]));
   const executions = new Set<Promise<void>>();
   let running = false;
@@ -78,16 +79,17 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
 
   /** One claim per queue with free capacity; returns how many jobs were claimed. */
   const claimPass = async (): Promise<number> => {
-    let claimed = 0;
+    if (stopping) return 0;
+    const requests: ClaimRequest[] = [];
     for (const stage of stages) {
-      if (stopping) break;
       const free = stage.policy.concurrency - (inflight.get(stage.queue) ?? 0);
-      if (free <= 0) continue;
-      const jobs = await deps.backend.claimJobs({ queue: stage.queue, workerId: id, limit: free, leaseMs: stage.policy.leaseMs });
-      for (const job of jobs) launch(job);
-      claimed += jobs.length;
+      if (free > 0) requests.push({ queue: stage.queue, workerId: id, limit: free, leaseMs: stage.policy.leaseMs });
     }
-    return claimed;
+    if (requests.length === 0) return 0;
+    // One transaction claims for every queue with free slots.
+    const jobs = await deps.backend.claimJobs(requests);
+    for (const job of jobs) launch(job);
+    return jobs.length;
   };
 
   const sleep = async (ms: number): Promise<void> => {

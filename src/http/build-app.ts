@@ -54,7 +54,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify({
     bodyLimit: deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
     ...(deps.logger ? { loggerInstance: toFastifyLogger(deps.logger) } : { logger: false }),
-  }) as unknown as FastifyInstance;
+  });
   // Only JSON is accepted; without this, text/plain bodies would reach the schema as strings
   // and fail as 400 instead of the truthful 415.
   app.removeContentTypeParser('text/plain');

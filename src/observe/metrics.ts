@@ -37,10 +37,16 @@ export const STAGE_DURATION_BUCKETS_SECONDS: readonly number[] = [0.001, 0.0025,
 /** Job states of the `kiln_queue_jobs{state}` gauge, as named in {@link QueueStats}. */
 export const QUEUE_JOB_STATES = ['ready', 'scheduled', 'leased', 'parked', 'dead'] as const;
 
+/** prom-client default metrics that are gauges despite their `_total` suffix. */
+const GAUGES_NAMED_LIKE_COUNTERS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
 /** Creates a registry with kiln's metrics and the default process metrics. */
 export function createMetrics(options: CreateMetricsOptions = {}): KilnMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  // These default gauges end in _total, which Prometheus reserves for counters (promtool rejects
+  // them), so they are left out.
+  for (const name of GAUGES_NAMED_LIKE_COUNTERS) registry.removeSingleMetric(name);
   const observer = createObserverMetrics(registry);
   let source = options.queueStats;
   registerQueueGauges(registry, () => source);

@@ -11,7 +11,10 @@ import {
   LEASE_MS,
   assertRejectsWith,
   backendTest,
+  claim,
   claimOne,
+  complete,
+  fail,
   failure,
   leaseOf,
   passStage,
@@ -31,7 +34,7 @@ export function describeCommits(harness: BackendHarness): void {
       await clock.advance(250);
       const now = await backend.now();
       const output = { width: 640 };
-      const result = await backend.completeStage({ lease: leaseOf(claimed), output, durationMs: 250, next: stageJob('b') });
+      const result = await complete(backend, { lease: leaseOf(claimed), output, durationMs: 250, next: stageJob('b') });
       assert.deepEqual(result, { outcome: 'committed', runStatus: 'running' });
 
       assert.equal(await backend.getJob(claimed.job.id), null);
@@ -53,7 +56,7 @@ export function describeCommits(harness: BackendHarness): void {
         [['b', 'demo.b', 'ready', 0, jobIdempotencyKey(run.id, 'b', 'stage')]],
       );
 
-      const again = await backend.completeStage({ lease: leaseOf(claimed), output, durationMs: 1, next: stageJob('b') });
+      const again = await complete(backend, { lease: leaseOf(claimed), output, durationMs: 1, next: stageJob('b') });
       assert.deepEqual(again, { outcome: 'lease_lost' }, 'a stage success is recorded once');
       const next = await claimOne(backend, 'demo.b');
       assert.deepEqual(next.outputs, { a: output });
@@ -64,7 +67,7 @@ export function describeCommits(harness: BackendHarness): void {
       await passStage(backend, 'a', 'b');
       await passStage(backend, 'b', 'c');
       const last = await claimOne(backend, 'demo.c');
-      const result = await backend.completeStage({ lease: leaseOf(last), output: { done: 'c' }, durationMs: 5, next: null });
+      const result = await complete(backend, { lease: leaseOf(last), output: { done: 'c' }, durationMs: 5, next: null });
       assert.deepEqual(result, { outcome: 'committed', runStatus: 'succeeded' });
 
       const detail = await backend.getRun(run.id);
@@ -88,14 +91,14 @@ export function describeCommits(harness: BackendHarness): void {
       const run = await submit(backend);
       const first = await claimOne(backend);
       const output = { first: true };
-      await backend.completeStage({ lease: leaseOf(first), output, durationMs: 1, next: stageJob('a') });
+      await complete(backend, { lease: leaseOf(first), output, durationMs: 1, next: stageJob('a') });
 
       const duplicate = await claimOne(backend);
       assert.notEqual(duplicate.job.id, first.job.id);
       assert.equal(duplicate.job.idempotencyKey, first.job.idempotencyKey);
       assert.deepEqual(duplicate.ledgerOutput, output);
 
-      const result = await backend.completeStage({
+      const result = await complete(backend, {
         lease: leaseOf(duplicate),
         output: { first: false },
         durationMs: 1,
@@ -112,7 +115,7 @@ export function describeCommits(harness: BackendHarness): void {
       const claimed = await claimOne(backend);
       const now = await backend.now();
       const error = failure('transient', 'FLAKY');
-      const result = await backend.failStage({
+      const result = await fail(backend, {
         lease: leaseOf(claimed),
         error,
         durationMs: 7,
@@ -131,11 +134,11 @@ export function describeCommits(harness: BackendHarness): void {
       assert.deepEqual(stage?.error, error);
 
       const claimAll = { queue: 'demo.a', workerId: 'w1', limit: 10, leaseMs: LEASE_MS };
-      assert.deepEqual(await backend.claimJobs(claimAll), []);
+      assert.deepEqual(await claim(backend, claimAll), []);
       await clock.advance(4_999);
-      assert.deepEqual(await backend.claimJobs(claimAll), []);
+      assert.deepEqual(await claim(backend, claimAll), []);
       await clock.advance(1);
-      const retried = await backend.claimJobs(claimAll);
+      const retried = await claim(backend, claimAll);
       assert.equal(retried.length, 1);
       assert.equal(retried[0]?.job.attempt, 2);
     });
@@ -144,7 +147,7 @@ export function describeCommits(harness: BackendHarness): void {
       const run = await submit(backend);
       const claimed = await claimOne(backend);
       const error = failure('permanent', 'BAD_INPUT');
-      const result = await backend.failStage({
+      const result = await fail(backend, {
         lease: leaseOf(claimed),
         error,
         durationMs: 3,
@@ -157,7 +160,7 @@ export function describeCommits(harness: BackendHarness): void {
       assert.deepEqual(detail?.run.error, error);
       assert.equal(detail?.stages[0]?.status, 'dead_lettered');
       assert.deepEqual(detail?.stages[0]?.error, error);
-      assert.deepEqual(await backend.claimJobs({ queue: 'demo.a', workerId: 'w1', limit: 5, leaseMs: LEASE_MS }), []);
+      assert.deepEqual(await claim(backend, { queue: 'demo.a', workerId: 'w1', limit: 5, leaseMs: LEASE_MS }), []);
     });
 
     test('a claim whose attempt exceeds maxAttempts after repeated lease expiry is flagged exhausted', async ({ backend, clock }) => {
@@ -174,7 +177,7 @@ export function describeCommits(harness: BackendHarness): void {
       assert.equal(third.job.redeliveries, 2);
       assert.equal(third.exhausted, true);
 
-      const result = await backend.failStage({
+      const result = await fail(backend, {
         lease: leaseOf(third),
         error: failure('transient', 'LEASE_EXPIRED'),
         durationMs: 0,
@@ -188,7 +191,7 @@ export function describeCommits(harness: BackendHarness): void {
       const run = await submit(backend);
       await passStage(backend, 'a', 'b');
       const b = await claimOne(backend, 'demo.b');
-      const result = await backend.failStage({
+      const result = await fail(backend, {
         lease: leaseOf(b),
         error: failure('permanent'),
         durationMs: 1,
@@ -209,7 +212,7 @@ export function describeCommits(harness: BackendHarness): void {
 
       const compensation = await claimOne(backend, 'demo.a');
       assert.equal(compensation.job.kind, 'rollback');
-      const done = await backend.completeStage({ lease: leaseOf(compensation), output: 'undone', durationMs: 1, next: null });
+      const done = await complete(backend, { lease: leaseOf(compensation), output: 'undone', durationMs: 1, next: null });
       assert.deepEqual(done, { outcome: 'committed', runStatus: 'failed' });
 
       detail = await backend.getRun(run.id);

@@ -13,7 +13,11 @@ import { createIdGenerator } from '../../src/core/ids.ts';
 import type { JsonValue, Run, StageErrorRecord } from '../../src/core/model.ts';
 import type {
   Backend,
+  ClaimRequest,
   ClaimedJob,
+  CommitResult,
+  CompleteStageRequest,
+  FailStageRequest,
   JobSpec,
   LeaseRef,
   MigrationResult,
@@ -99,13 +103,32 @@ export async function submit(backend: Backend, overrides: Partial<SubmitRunReque
   return (await backend.submitRun(runRequest(overrides))).run;
 }
 
+/** Claims from one queue: `claimJobs` with a single request. */
+export async function claim(backend: Backend, request: ClaimRequest): Promise<ClaimedJob[]> {
+  return backend.claimJobs([request]);
+}
+
+/** Commits one completion alone: `commit` with a single `complete` item. */
+export async function complete(backend: Backend, request: CompleteStageRequest): Promise<CommitResult> {
+  const [result] = await backend.commit([{ type: 'complete', ...request }]);
+  assert.ok(result, 'commit returns one result per item');
+  return result;
+}
+
+/** Commits one failure alone: `commit` with a single `fail` item. */
+export async function fail(backend: Backend, request: FailStageRequest): Promise<CommitResult> {
+  const [result] = await backend.commit([{ type: 'fail', ...request }]);
+  assert.ok(result, 'commit returns one result per item');
+  return result;
+}
+
 /** Claims exactly one job from `queue` (asserting there was one). */
 export async function claimOne(
   backend: Backend,
   queue = 'demo.a',
   options: { workerId?: string; leaseMs?: number } = {},
 ): Promise<ClaimedJob> {
-  const claimed = await backend.claimJobs({
+  const claimed = await claim(backend, {
     queue,
     workerId: options.workerId ?? 'w1',
     limit: 1,
@@ -132,7 +155,7 @@ export async function passStage(
   output: JsonValue = { done: stage },
 ): Promise<ClaimedJob> {
   const claimed = await claimOne(backend, `${PIPELINE}.${stage}`);
-  const result = await backend.completeStage({
+  const result = await complete(backend, {
     lease: leaseOf(claimed),
     output,
     durationMs: 5,

@@ -5,7 +5,19 @@ import assert from 'node:assert/strict';
 import { describe } from 'node:test';
 import type { ClaimedJob } from '../../src/core/ports.ts';
 import type { BackendHarness } from './backend-suite-fixture.ts';
-import { LEASE_MS, backendTest, claimOne, failure, leaseOf, snapshot, stageJob, submit } from './backend-suite-fixture.ts';
+import {
+  LEASE_MS,
+  backendTest,
+  claim,
+  claimOne,
+  complete,
+  fail,
+  failure,
+  leaseOf,
+  snapshot,
+  stageJob,
+  submit,
+} from './backend-suite-fixture.ts';
 
 /** Claims and leases. */
 export function describeLeases(harness: BackendHarness): void {
@@ -20,7 +32,7 @@ export function describeLeases(harness: BackendHarness): void {
       const xClaim = await claimOne(backend);
       assert.equal(xClaim.run.id, x.id);
       const retry = { action: 'retry', delayMs: 10 } as const;
-      await backend.failStage({ lease: leaseOf(xClaim), error: failure('transient'), durationMs: 1, decision: retry });
+      await fail(backend, { lease: leaseOf(xClaim), error: failure('transient'), durationMs: 1, decision: retry });
       await clock.advance(1);
       const c = await submit(backend, { firstJob: stageJob('a', { priority: 1 }) });
       const d = await submit(backend, { firstJob: stageJob('a', { priority: 1 }) });
@@ -32,12 +44,12 @@ export function describeLeases(harness: BackendHarness): void {
         (await backend.listJobs({ runId, limit: 1 }))[0]?.id ?? '';
       const tied = (await jobIdOf(c.id)) < (await jobIdOf(d.id)) ? [c.id, d.id] : [d.id, c.id];
 
-      const batch = await backend.claimJobs({ queue: 'demo.a', workerId: 'w1', limit: 4, leaseMs: LEASE_MS });
+      const batch = await claim(backend, { queue: 'demo.a', workerId: 'w1', limit: 4, leaseMs: LEASE_MS });
       assert.deepEqual(
         batch.map((cj) => cj.run.id),
         [...tied, b.id, x.id],
       );
-      const rest = await backend.claimJobs({ queue: 'demo.a', workerId: 'w1', limit: 10, leaseMs: LEASE_MS });
+      const rest = await claim(backend, { queue: 'demo.a', workerId: 'w1', limit: 10, leaseMs: LEASE_MS });
       assert.deepEqual(
         rest.map((cj) => cj.run.id),
         [a.id, e.id],
@@ -51,7 +63,7 @@ export function describeLeases(harness: BackendHarness): void {
       const run = await submit(backend);
       await submit(backend);
       const now = await backend.now();
-      const batch = await backend.claimJobs({ queue: 'demo.a', workerId: 'w1', limit: 5, leaseMs: LEASE_MS });
+      const batch = await claim(backend, { queue: 'demo.a', workerId: 'w1', limit: 5, leaseMs: LEASE_MS });
       assert.equal(batch.length, 2);
       assert.equal(new Set(batch.map((cj) => cj.job.leaseToken)).size, 2, 'each claim gets its own token');
       for (const cj of batch) {
@@ -83,7 +95,7 @@ export function describeLeases(harness: BackendHarness): void {
       for (let i = 0; i < 50; i++) await submit(backend);
       const rounds = await Promise.all(
         Array.from({ length: 8 }, (_, w) =>
-          backend.claimJobs({ queue: 'demo.a', workerId: `w${w}`, limit: 10, leaseMs: LEASE_MS }),
+          claim(backend, { queue: 'demo.a', workerId: `w${w}`, limit: 10, leaseMs: LEASE_MS }),
         ),
       );
       const claimed: ClaimedJob[] = rounds.flat();
@@ -95,15 +107,15 @@ export function describeLeases(harness: BackendHarness): void {
         assert.equal(stored?.leaseToken, cj.job.leaseToken, 'the stored lease is the one handed out');
         assert.equal(stored?.attempt, 1);
       }
-      assert.deepEqual(await backend.claimJobs({ queue: 'demo.a', workerId: 'late', limit: 10, leaseMs: LEASE_MS }), []);
+      assert.deepEqual(await claim(backend, { queue: 'demo.a', workerId: 'late', limit: 10, leaseMs: LEASE_MS }), []);
     });
 
     test('a paused queue yields nothing and resuming it restores claims', async ({ backend }) => {
       await submit(backend);
       await backend.setQueuePaused('demo.a', true);
-      assert.deepEqual(await backend.claimJobs({ queue: 'demo.a', workerId: 'w1', limit: 5, leaseMs: LEASE_MS }), []);
+      assert.deepEqual(await claim(backend, { queue: 'demo.a', workerId: 'w1', limit: 5, leaseMs: LEASE_MS }), []);
       await backend.setQueuePaused('demo.a', false);
-      const claimed = await backend.claimJobs({ queue: 'demo.a', workerId: 'w1', limit: 5, leaseMs: LEASE_MS });
+      const claimed = await claim(backend, { queue: 'demo.a', workerId: 'w1', limit: 5, leaseMs: LEASE_MS });
       assert.equal(claimed.length, 1);
     });
 
@@ -120,7 +132,7 @@ export function describeLeases(harness: BackendHarness): void {
 
       // Past the original expiry the renewed lease still holds.
       await clock.advance(8_000);
-      assert.deepEqual(await backend.claimJobs({ queue: 'demo.a', workerId: 'w2', limit: 1, leaseMs: LEASE_MS }), []);
+      assert.deepEqual(await claim(backend, { queue: 'demo.a', workerId: 'w2', limit: 1, leaseMs: LEASE_MS }), []);
       const again = await backend.renewLeases([leaseOf(claimed)]);
       assert.equal(again[0]?.status, 'renewed');
     });
@@ -156,18 +168,18 @@ export function describeLeases(harness: BackendHarness): void {
 
       const before = await snapshot(backend, first.run.id, first.job.id);
       const stale = leaseOf(first);
-      assert.deepEqual(await backend.completeStage({ lease: stale, output: 'x', durationMs: 1, next: stageJob('b') }), {
+      assert.deepEqual(await complete(backend, { lease: stale, output: 'x', durationMs: 1, next: stageJob('b') }), {
         outcome: 'lease_lost',
       });
       const decision = { action: 'dead_letter', rollback: null } as const;
-      assert.deepEqual(await backend.failStage({ lease: stale, error: failure('permanent'), durationMs: 1, decision }), {
+      assert.deepEqual(await fail(backend, { lease: stale, error: failure('permanent'), durationMs: 1, decision }), {
         outcome: 'lease_lost',
       });
       assert.deepEqual(await backend.renewLeases([stale]), [{ status: 'lost' }]);
       assert.equal(await backend.releaseJobs([stale]), 0);
       assert.deepEqual(await snapshot(backend, first.run.id, first.job.id), before);
 
-      const commit = await backend.completeStage({ lease: leaseOf(second), output: 'y', durationMs: 1, next: stageJob('b') });
+      const commit = await complete(backend, { lease: leaseOf(second), output: 'y', durationMs: 1, next: stageJob('b') });
       assert.deepEqual(commit, { outcome: 'committed', runStatus: 'running' });
     });
 
@@ -177,11 +189,11 @@ export function describeLeases(harness: BackendHarness): void {
       await clock.advance(10_000);
       const before = await snapshot(backend, claimed.run.id, claimed.job.id);
       const lease = leaseOf(claimed);
-      assert.deepEqual(await backend.completeStage({ lease, output: 'late', durationMs: 1, next: stageJob('b') }), {
+      assert.deepEqual(await complete(backend, { lease, output: 'late', durationMs: 1, next: stageJob('b') }), {
         outcome: 'lease_lost',
       });
       const decision = { action: 'retry', delayMs: 0 } as const;
-      assert.deepEqual(await backend.failStage({ lease, error: failure('transient'), durationMs: 1, decision }), {
+      assert.deepEqual(await fail(backend, { lease, error: failure('transient'), durationMs: 1, decision }), {
         outcome: 'lease_lost',
       });
       assert.deepEqual(await snapshot(backend, claimed.run.id, claimed.job.id), before);
@@ -215,8 +227,8 @@ export function describeLeases(harness: BackendHarness): void {
       await submit(backend, { pipeline: 'other', firstJob: stageJob('a', { pipeline: 'other' }) });
       const short = { queue: 'demo.a', workerId: 'w1', limit: 10, leaseMs: 5_000 };
       const expiring = [
-        ...(await backend.claimJobs(short)),
-        ...(await backend.claimJobs({ ...short, queue: 'other.a' })),
+        ...(await claim(backend, short)),
+        ...(await claim(backend, { ...short, queue: 'other.a' })),
       ];
       assert.equal(expiring.length, 3);
       await submit(backend);
@@ -234,7 +246,7 @@ export function describeLeases(harness: BackendHarness): void {
       assert.equal((await backend.getJob(held.job.id))?.state, 'leased');
       assert.deepEqual(await backend.reapExpiredLeases(), { redelivered: {} });
 
-      const reclaimed = await backend.claimJobs({ ...short, leaseMs: LEASE_MS });
+      const reclaimed = await claim(backend, { ...short, leaseMs: LEASE_MS });
       assert.equal(reclaimed.length, 2);
       for (const cj of reclaimed) {
         assert.equal(cj.job.attempt, 2);

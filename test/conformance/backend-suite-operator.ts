@@ -9,7 +9,10 @@ import {
   LEASE_MS,
   assertRejectsWith,
   backendTest,
+  claim,
   claimOne,
+  complete,
+  fail,
   failure,
   leaseOf,
   passStage,
@@ -27,12 +30,12 @@ export function describeOperatorActions(harness: BackendHarness): void {
       await passStage(backend, 'a', 'b', { kept: true });
       const b = await claimOne(backend, 'demo.b');
       const error = failure('intervention', 'NEEDS_HUMAN');
-      const parked = await backend.failStage({ lease: leaseOf(b), error, durationMs: 1, decision: { action: 'park' } });
+      const parked = await fail(backend, { lease: leaseOf(b), error, durationMs: 1, decision: { action: 'park' } });
       assert.deepEqual(parked, { outcome: 'committed', runStatus: 'parked' });
       assert.equal((await backend.getRun(run.id))?.run.status, 'parked');
       assert.equal((await backend.getJob(b.job.id))?.state, 'parked');
       assert.equal((await backend.getRun(run.id))?.stages[1]?.status, 'failed');
-      assert.deepEqual(await backend.claimJobs({ queue: 'demo.b', workerId: 'w1', limit: 5, leaseMs: LEASE_MS }), []);
+      assert.deepEqual(await claim(backend, { queue: 'demo.b', workerId: 'w1', limit: 5, leaseMs: LEASE_MS }), []);
 
       const resumed = await backend.resumeRun(run.id);
       assert.equal(resumed.status, 'running');
@@ -76,12 +79,12 @@ export function describeOperatorActions(harness: BackendHarness): void {
 
       assert.deepEqual(await backend.renewLeases([leaseOf(holder)]), [{ status: 'cancelled' }]);
       assert.deepEqual(
-        await backend.completeStage({ lease: leaseOf(holder), output: 1, durationMs: 1, next: stageJob('c') }),
+        await complete(backend, { lease: leaseOf(holder), output: 1, durationMs: 1, next: stageJob('c') }),
         { outcome: 'cancelled' },
       );
       const decision = { action: 'retry', delayMs: 0 } as const;
       assert.deepEqual(
-        await backend.failStage({ lease: leaseOf(holder), error: failure('transient'), durationMs: 1, decision }),
+        await fail(backend, { lease: leaseOf(holder), error: failure('transient'), durationMs: 1, decision }),
         { outcome: 'cancelled' },
       );
       assert.equal((await backend.readLedger(run.id)).length, 1);
@@ -101,7 +104,7 @@ export function describeOperatorActions(harness: BackendHarness): void {
     test('replayJob makes a dead job ready with attempt 0 and its run running, and the run can then succeed', async ({ backend }) => {
       const run = await submit(backend, { stages: ['a', 'b'] });
       const claimed = await claimOne(backend);
-      await backend.failStage({
+      await fail(backend, {
         lease: leaseOf(claimed),
         error: failure('permanent'),
         durationMs: 1,
@@ -119,7 +122,7 @@ export function describeOperatorActions(harness: BackendHarness): void {
 
       const again = await claimOne(backend);
       assert.equal(again.job.attempt, 1);
-      await backend.completeStage({ lease: leaseOf(again), output: 'ok', durationMs: 1, next: stageJob('b') });
+      await complete(backend, { lease: leaseOf(again), output: 'ok', durationMs: 1, next: stageJob('b') });
       await passStage(backend, 'b', null);
       assert.equal((await backend.getRun(run.id))?.run.status, 'succeeded');
     });
@@ -153,7 +156,7 @@ export function describeOperatorActions(harness: BackendHarness): void {
       assert.equal((await backend.listJobs({ queue: 'other.a', limit: 10 })).length, 1);
       assert.equal((await backend.getRun(holder.run.id))?.run.status, 'running');
 
-      const commit = await backend.completeStage({ lease: leaseOf(holder), output: 1, durationMs: 1, next: stageJob('b') });
+      const commit = await complete(backend, { lease: leaseOf(holder), output: 1, durationMs: 1, next: stageJob('b') });
       assert.equal(commit.outcome, 'committed');
       assert.equal(await backend.drainQueue('demo.a'), 0);
     });

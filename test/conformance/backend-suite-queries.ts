@@ -5,7 +5,19 @@ import assert from 'node:assert/strict';
 import { describe } from 'node:test';
 import type { QueueStats } from '../../src/core/model.ts';
 import type { BackendHarness } from './backend-suite-fixture.ts';
-import { LEASE_MS, backendTest, claimOne, failure, leaseOf, settle, stageJob, submit } from './backend-suite-fixture.ts';
+import {
+  LEASE_MS,
+  backendTest,
+  claim,
+  claimOne,
+  complete,
+  fail,
+  failure,
+  leaseOf,
+  settle,
+  stageJob,
+  submit,
+} from './backend-suite-fixture.ts';
 
 /** Read paths and `onWake`. */
 export function describeQueries(harness: BackendHarness): void {
@@ -14,14 +26,14 @@ export function describeQueries(harness: BackendHarness): void {
 
     test('queueStats counts ready, scheduled, leased, parked and dead jobs, the oldest ready age and paused queues', async ({ backend, clock }) => {
       for (let i = 0; i < 6; i++) await submit(backend);
-      const claimed = await backend.claimJobs({ queue: 'demo.a', workerId: 'w1', limit: 4, leaseMs: LEASE_MS });
+      const claimed = await claim(backend, { queue: 'demo.a', workerId: 'w1', limit: 4, leaseMs: LEASE_MS });
       assert.equal(claimed.length, 4);
       const [retried, parked, dead] = claimed;
       assert.ok(retried && parked && dead);
-      const fail = { error: failure('transient'), durationMs: 1 };
-      await backend.failStage({ ...fail, lease: leaseOf(retried), decision: { action: 'retry', delayMs: 60_000 } });
-      await backend.failStage({ ...fail, lease: leaseOf(parked), decision: { action: 'park' } });
-      await backend.failStage({ ...fail, lease: leaseOf(dead), decision: { action: 'dead_letter', rollback: null } });
+      const attempt = { error: failure('transient'), durationMs: 1 };
+      await fail(backend, { ...attempt, lease: leaseOf(retried), decision: { action: 'retry', delayMs: 60_000 } });
+      await fail(backend, { ...attempt, lease: leaseOf(parked), decision: { action: 'park' } });
+      await fail(backend, { ...attempt, lease: leaseOf(dead), decision: { action: 'dead_letter', rollback: null } });
       await backend.setQueuePaused('idle.q', true);
       await clock.advance(1_500);
 
@@ -66,7 +78,7 @@ export function describeQueries(harness: BackendHarness): void {
       const r2 = await submit(backend);
       await clock.advance(1);
       const r3 = await submit(backend, { pipeline: 'other', firstJob: stageJob('a', { pipeline: 'other' }) });
-      const held = await backend.claimJobs({ queue: 'demo.a', workerId: 'w1', limit: 1, leaseMs: LEASE_MS });
+      const held = await claim(backend, { queue: 'demo.a', workerId: 'w1', limit: 1, leaseMs: LEASE_MS });
       assert.equal(held[0]?.run.id, r1.id);
 
       const runIds = async (query: Parameters<typeof backend.listJobs>[0]): Promise<string[]> =>
@@ -105,7 +117,7 @@ export function describeQueries(harness: BackendHarness): void {
       const claimed = await claimOne(backend);
       const woken: string[] = [];
       const unsubscribe = backend.onWake((queue) => woken.push(queue));
-      await backend.completeStage({ lease: leaseOf(claimed), output: 1, durationMs: 1, next: stageJob('b') });
+      await complete(backend, { lease: leaseOf(claimed), output: 1, durationMs: 1, next: stageJob('b') });
       await settle();
       unsubscribe();
       assert.ok(woken.includes('demo.b'), `woken: ${woken.join(', ')}`);

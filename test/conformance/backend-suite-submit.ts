@@ -6,7 +6,18 @@ import { describe } from 'node:test';
 import { ConflictError } from '../../src/core/errors.ts';
 import { jobIdempotencyKey } from '../../src/core/keys.ts';
 import type { BackendHarness } from './backend-suite-fixture.ts';
-import { backendTest, claimOne, leaseOf, runRequest, STAGES, assertRejectsWith, submit, failure } from './backend-suite-fixture.ts';
+import {
+  STAGES,
+  assertRejectsWith,
+  backendTest,
+  claimOne,
+  complete,
+  fail,
+  failure,
+  leaseOf,
+  runRequest,
+  submit,
+} from './backend-suite-fixture.ts';
 
 /** Migrations and `submitRun`. */
 export function describeSubmission(harness: BackendHarness): void {
@@ -124,15 +135,15 @@ export function describeSubmission(harness: BackendHarness): void {
       assert.equal((await backend.listJobs({ runId: v2.run.id, limit: 10 })).length, 1);
 
       assert.deepEqual(await backend.renewLeases([leaseOf(holder)]), [{ status: 'cancelled' }]);
-      const commit = await backend.completeStage({ lease: leaseOf(holder), output: 1, durationMs: 1, next: null });
+      const commit = await complete(backend, { lease: leaseOf(holder), output: 1, durationMs: 1, next: null });
       assert.deepEqual(commit, { outcome: 'cancelled' });
-      const fail = await backend.failStage({
+      const failed = await fail(backend, {
         lease: leaseOf(holder),
         error: failure('transient'),
         durationMs: 1,
         decision: { action: 'retry', delayMs: 0 },
       });
-      assert.deepEqual(fail, { outcome: 'cancelled' });
+      assert.deepEqual(failed, { outcome: 'cancelled' });
       assert.deepEqual(await backend.readLedger(v1.id), []);
     });
 

@@ -4,6 +4,7 @@
  * (lease expiry is `clock.advance`, never a sleep). The parts live in `backend-suite-*.ts`.
  */
 import { describe } from 'node:test';
+import { describeBatches } from './backend-suite-batches.ts';
 import { describeCommits } from './backend-suite-commits.ts';
 import type { BackendHarness } from './backend-suite-fixture.ts';
 import { describeLeases } from './backend-suite-leases.ts';
@@ -19,6 +20,7 @@ export function describeBackend(name: string, harness: BackendHarness): void {
     describeSubmission(harness);
     describeLeases(harness);
     describeCommits(harness);
+    describeBatches(harness);
     describeOperatorActions(harness);
     describeQueries(harness);
   });

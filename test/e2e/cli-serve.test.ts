@@ -10,6 +10,9 @@ import { test } from 'node:test';
 import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
 import { freePort, killIfRunning, spawnKiln, waitUntil, type KilnProcess } from './kiln-process.ts';
 
+/** Each test normally takes a few seconds; this bounds a hung child process. */
+const E2E_TIMEOUT_MS = 30_000;
+
 interface Server {
   proc: KilnProcess;
   base: string;
@@ -50,7 +53,7 @@ async function submitDemo(base: string, input: Record<string, unknown>): Promise
   return ((await res.json()) as { id: string }).id;
 }
 
-test('kiln serve answers /healthz within 10 s, runs a demo run over HTTP and exits 0 on SIGTERM', async (t) => {
+test('kiln serve answers /healthz within 10 s, runs a demo run over HTTP and exits 0 on SIGTERM', { timeout: E2E_TIMEOUT_MS }, async (t) => {
   const { proc, base } = await startServe(t);
   const health = (await (await fetch(`${base}/healthz`)).json()) as { status: string; backend: string };
   assert.deepEqual([health.status, health.backend], ['ok', 'sqlite']);
@@ -76,7 +79,7 @@ test('kiln serve answers /healthz within 10 s, runs a demo run over HTTP and exi
   assert.deepEqual(exit, { code: 0, signal: null }, proc.output());
 });
 
-test('on SIGTERM an in-flight job past the grace period is handed back and the process exits 0', async (t) => {
+test('on SIGTERM an in-flight job past the grace period is handed back and the process exits 0', { timeout: E2E_TIMEOUT_MS }, async (t) => {
   const { proc, base, dir } = await startServe(t, 'worker:\n  shutdownGraceMs: 200ms\n');
   const runId = await submitDemo(base, { delayMs: 60_000 });
   await waitUntil(
@@ -103,7 +106,7 @@ test('on SIGTERM an in-flight job past the grace period is handed back and the p
   }
 });
 
-test('a second signal during a graceful shutdown exits at once', async (t) => {
+test('a second signal during a graceful shutdown exits at once', { timeout: E2E_TIMEOUT_MS }, async (t) => {
   const { proc, base } = await startServe(t);
   const runId = await submitDemo(base, { delayMs: 60_000 });
   await waitUntil(

@@ -5,27 +5,33 @@
  * redelivered to the second worker and the first worker's late commit is refused.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln } from '../../src/engine/kiln-types.ts';
 import busyPipeline from '../fixtures/busy-pipeline.ts';
-import { spawnKiln, waitFor, makeTempDir, type KilnProcess } from '../support/processes.ts';
+import { killIfRunning, spawnKiln, waitUntil, type KilnProcess } from './kiln-process.ts';
 
 const SPIN_MS = 3_000;
 const PIPELINES = new URL('../fixtures/busy-pipeline.ts', import.meta.url).pathname;
 
 async function setUp(isolation: 'thread' | 'inline'): Promise<{ dir: string; db: string; config: string; kiln: Kiln; close: () => Promise<void> }> {
-  const dir = await makeTempDir('kiln-isolation-');
-  const db = `${dir}/kiln.db`;
-  const config = `${dir}/kiln.yaml`;
-  const { writeFile } = await import('node:fs/promises');
+  const dir = await mkdtemp(join(tmpdir(), 'kiln-isolation-'));
+  const db = join(dir, 'kiln.db');
+  const config = join(dir, 'kiln.yaml');
   await writeFile(config, `pipelines:\n  busy.spin:\n    stages:\n      spin:\n        isolation: ${isolation}\n`);
   const backend = createSqliteBackend({ path: db });
   await backend.migrate();
   const artifacts = { put: () => Promise.reject(new Error('unused')), get: () => Promise.reject(new Error('unused')), has: async () => false, collectOrphanedTemps: async () => 0 };
   const kiln = createKiln({ backend, artifacts, pipelines: [busyPipeline], policies: { 'busy.spin': { spin: { isolation } } } });
-  return { dir, db, config, kiln, close: () => backend.close() };
+  const close = async (): Promise<void> => {
+    await backend.close();
+    await rm(dir, { recursive: true, force: true });
+  };
+  return { dir, db, config, kiln, close };
 }
 
 function workerArgs(db: string, config: string, id: string): string[] {
@@ -34,47 +40,56 @@ function workerArgs(db: string, config: string, id: string): string[] {
 
 describe('thread isolation under a CPU-bound stage (two worker processes, one SQLite file)', () => {
   const procs: KilnProcess[] = [];
-  after(async () => {
-    await Promise.all(procs.map((p) => p.stop()));
-  });
+  after(() => procs.forEach(killIfRunning));
+
+  /** Starts `kiln worker` with a fixed worker id. */
+  const startWorker = (env: { dir: string; db: string; config: string }, id: string): KilnProcess => {
+    const p = spawnKiln(workerArgs(env.db, env.config, id), env.dir);
+    procs.push(p);
+    return p;
+  };
+  /** SIGTERM (graceful stop) and wait for the exit. */
+  const stop = async (...ps: KilnProcess[]): Promise<void> => {
+    for (const p of ps) p.child.kill('SIGTERM');
+    await Promise.all(ps.map((p) => p.exited));
+  };
+  /** Waits until the run's job is leased by `owner` (and redelivered at least `redeliveries` times). */
+  const leasedBy = (kiln: Kiln, runId: string, owner: string, redeliveries = 0) =>
+    waitUntil(`job leased by ${owner}`, async () => {
+      const job = (await kiln.listJobs({ runId }))[0];
+      return job?.leaseOwner === owner && job.redeliveries >= redeliveries ? job : undefined;
+    }, 15_000);
 
   it('thread: completes exactly once with no lease lost while a second worker polls the queue', async () => {
     const env = await setUp('thread');
-    const a = spawnKiln(workerArgs(env.db, env.config, 'A'), { cwd: env.dir });
-    procs.push(a);
+    const a = startWorker(env, 'A');
     const { run } = await env.kiln.submit('busy.spin', { spinMs: SPIN_MS });
-    await waitFor(async () => (await env.kiln.listJobs({ runId: run.id }))[0]?.leaseOwner === 'A', 15_000, 'worker A claims the job');
-    const b = spawnKiln(workerArgs(env.db, env.config, 'B'), { cwd: env.dir });
-    procs.push(b);
+    await leasedBy(env.kiln, run.id, 'A');
+    const b = startWorker(env, 'B');
     const detail = await env.kiln.waitForRun(run.id, { timeoutMs: 20_000 });
     assert.equal(detail.run.status, 'succeeded');
     assert.equal(detail.stages[0]?.attempts, 1, 'one attempt: the lease was never lost');
-    assert.equal((detail.stages[0]?.output as { pid: number }).pid, a.pid, 'worker A ran it');
+    assert.equal((detail.stages[0]?.output as { pid: number }).pid, a.child.pid, 'worker A ran it');
     assert.equal((await env.kiln.ledger(run.id)).length, 1);
     assert.doesNotMatch(a.output(), /commit refused/);
-    await Promise.all([a.stop(), b.stop()]);
+    await stop(a, b);
     await env.close();
   });
 
   it('inline: the lease expires, the job is redelivered to the second worker and the late commit is refused', async () => {
     const env = await setUp('inline');
-    const a = spawnKiln(workerArgs(env.db, env.config, 'A'), { cwd: env.dir });
-    procs.push(a);
+    const a = startWorker(env, 'A');
     const { run } = await env.kiln.submit('busy.spin', { spinMs: SPIN_MS });
-    await waitFor(async () => (await env.kiln.listJobs({ runId: run.id }))[0]?.leaseOwner === 'A', 15_000, 'worker A claims the job');
-    const b = spawnKiln(workerArgs(env.db, env.config, 'B'), { cwd: env.dir });
-    procs.push(b);
-    await waitFor(
-      async () => {
-        const job = (await env.kiln.listJobs({ runId: run.id }))[0];
-        return job?.leaseOwner === 'B' && job.redeliveries >= 1;
-      },
-      15_000,
-      'the job is redelivered to worker B',
-    );
-    await waitFor(async () => /commit refused[^\n]*lease_lost|lease_lost[^\n]*commit refused/.test(a.output()), 15_000, "worker A's late commit is refused");
-    await env.kiln.cancelRun(run.id, 'test done').catch(() => undefined);
-    await Promise.all([a.stop(), b.stop()]);
+    await leasedBy(env.kiln, run.id, 'A');
+    const b = startWorker(env, 'B');
+    await leasedBy(env.kiln, run.id, 'B', 1);
+    const refused = await waitUntil("worker A's late commit is refused", async () => {
+      const line = a.output().split('\n').find((l) => l.includes('commit refused'));
+      return line ? (JSON.parse(line) as { outcome: string; job_id: string }) : undefined;
+    }, 15_000);
+    assert.equal(refused.outcome, 'lease_lost');
+    await env.kiln.cancelRun(run.id, 'test done').catch(() => undefined); // it may have ended by now
+    await stop(a, b);
     await env.close();
   });
 });

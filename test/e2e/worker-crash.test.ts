@@ -15,6 +15,9 @@ import { createKiln } from '../../src/engine/create-kiln.ts';
 import { builtinPipelines } from '../../src/pipelines/index.ts';
 import { killIfRunning, spawnKiln, waitUntil, type KilnProcess } from './kiln-process.ts';
 
+/** Each test normally takes a few seconds; this bounds a hung child process. */
+const E2E_TIMEOUT_MS = 30_000;
+
 const LEASE_MS = 2_000;
 const HEARTBEAT_MS = 500;
 const POLL_MS = 100;
@@ -33,7 +36,7 @@ pipelines:
       heartbeatMs: ${HEARTBEAT_MS}
 `;
 
-test('a worker SIGKILLed mid-stage: the stage is redelivered within its lease, completes once on the other worker, and the run succeeds', async (t) => {
+test('a worker SIGKILLed mid-stage: the stage is redelivered within its lease, completes once on the other worker, and the run succeeds', { timeout: E2E_TIMEOUT_MS }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'kiln-crash-'));
   const dbPath = join(dir, 'kiln.db');
   await writeFile(join(dir, 'kiln.yaml'), KILN_YAML);

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
 import { BackendUnavailableError } from '../../src/core/errors.ts';
+import type { Logger } from '../../src/core/logger.ts';
 import { openHttpHarness, postJson, type HarnessOptions, type HttpHarness } from './http-harness.ts';
 
 async function withHarness(fn: (h: HttpHarness) => Promise<void>, options: HarnessOptions = {}): Promise<void> {
@@ -80,16 +81,40 @@ test('an unknown route is 404 NOT_FOUND in the same envelope', () =>
     assert.equal(res.json().message, 'route GET /v2/nothing not found');
   }));
 
-test('an unexpected error is 500 INTERNAL without its message or stack', () =>
-  withHarness(async (h) => {
-    h.app.get('/test/boom', async () => {
-      throw new Error('secret database password in message');
-    });
-    const res = await h.app.inject({ method: 'GET', url: '/test/boom' });
-    assert.equal(res.statusCode, 500);
-    assertEnvelope(res.json(), 500, 'INTERNAL');
-    assert.doesNotMatch(res.body, /secret|at .*\.ts/);
-  }));
+/** A core `Logger` (not pino) that keeps error lines, to see what the API logs. */
+function recordingLogger(errors: Record<string, unknown>[]): Logger {
+  const logger: Logger = {
+    debug: () => {},
+    info: () => {},
+    warn: () => {},
+    error: (obj: Record<string, unknown> | string) => {
+      if (typeof obj === 'object') errors.push(obj);
+    },
+    child: () => logger,
+  };
+  return logger;
+}
+
+test('an unexpected error is 500 INTERNAL without its message or stack, and is logged', async () => {
+  const logged: Record<string, unknown>[] = [];
+  await withHarness(
+    async (h) => {
+      h.app.get('/test/boom', async () => {
+        throw new Error('secret database password in message');
+      });
+      const res = await h.app.inject({ method: 'GET', url: '/test/boom' });
+      assert.equal(res.statusCode, 500);
+      assertEnvelope(res.json(), 500, 'INTERNAL');
+      assert.equal(res.json().message, 'internal server error');
+      assert.doesNotMatch(res.body, /secret|at .*\.ts/);
+    },
+    { logger: recordingLogger(logged) },
+  );
+  assert.ok(
+    logged.some((line) => line.err instanceof Error && line.err.message.includes('secret')),
+    'the real error goes to the log',
+  );
+});
 
 test('BACKEND_UNAVAILABLE is 503 with Retry-After', () =>
   withHarness(async (h) => {

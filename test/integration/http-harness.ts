@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { createFsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts';
+import type { Logger } from '../../src/core/logger.ts';
 import type { Backend } from '../../src/core/ports.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln, PolicyOverrides, Worker } from '../../src/engine/kiln-types.ts';
@@ -44,6 +45,8 @@ export interface RunJson {
 export interface HarnessOptions {
   policies?: PolicyOverrides;
   bodyLimitBytes?: number;
+  /** Handed to `buildApp` (request logging); default none. */
+  logger?: Logger;
 }
 
 /** Quick retries so failing runs reach their end state within the test. */
@@ -67,7 +70,12 @@ export async function openHttpHarness(createBackend: BackendFactory, options: Ha
     observer: metrics.observer,
   });
   metrics.setQueueStats(() => kiln.queues());
-  const app = buildApp({ kiln, metrics, ...(options.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: options.bodyLimitBytes }) });
+  const app = buildApp({
+    kiln,
+    metrics,
+    ...(options.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: options.bodyLimitBytes }),
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+  });
   const worker = kiln.createWorker({ workerId: 'test-worker', pollMs: 10, reapMs: 100 });
 
   async function waitForStatus(runId: string, statuses: readonly string[], timeoutMs = 10_000): Promise<RunJson> {

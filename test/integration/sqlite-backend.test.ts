@@ -123,7 +123,7 @@ describe('sqlite backend specifics', () => {
     for (let n = 0; n < 6; n++) await submitOne(first, n);
     const fences: number[] = [];
     for (const backend of [first, second, first, second]) {
-      const claimed = await backend.claimJobs({ queue: QUEUE, workerId: 'w', limit: 2, leaseMs: 1000 });
+      const claimed = await backend.claimJobs([{ queue: QUEUE, workerId: 'w', limit: 2, leaseMs: 1000 }]);
       fences.push(...claimed.map((c) => c.job.fence ?? -1));
     }
     assert.equal(fences.length, 6);

@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
 import { PipelineError } from '../../src/core/errors.ts';
-import type { Backend } from '../../src/core/ports.ts';
+import type { Backend, CommitItem } from '../../src/core/ports.ts';
 
 const [mode, dbPath, queue = '', workerId = ''] = process.argv.slice(2);
 if (dbPath === undefined) throw new Error('usage: sqlite-multiprocess-child.ts migrate|work <db> [queue workerId]');
@@ -34,15 +34,19 @@ async function retrying<T>(op: () => Promise<T>): Promise<T> {
 async function work(backend: Backend): Promise<string[]> {
   const claimedIds: string[] = [];
   for (;;) {
-    const claimed = await retrying(() => backend.claimJobs({ queue, workerId, limit: 5, leaseMs: 60_000 }));
+    const claimed = await retrying(() => backend.claimJobs([{ queue, workerId, limit: 5, leaseMs: 60_000 }]));
     // Nothing is ever added to the queue and leases never expire here, so empty means done.
     if (claimed.length === 0) return claimedIds;
-    for (const { job } of claimed) {
+    // The whole claimed batch commits in one transaction (group commit), as the engine does.
+    const items = claimed.map(({ job }): CommitItem => {
       claimedIds.push(job.id);
       const lease = { jobId: job.id, token: job.leaseToken ?? '' };
-      const result = await retrying(() => backend.completeStage({ lease, output: { workerId }, durationMs: 0, next: null }));
-      if (result.outcome !== 'committed') throw new Error(`commit of ${job.id} refused: ${result.outcome}`);
-    }
+      return { type: 'complete', lease, output: { workerId }, durationMs: 0, next: null };
+    });
+    const results = await retrying(() => backend.commit(items));
+    results.forEach((result, i) => {
+      if (result.outcome !== 'committed') throw new Error(`commit of ${claimed[i]?.job.id} refused: ${result.outcome}`);
+    });
   }
 }
 

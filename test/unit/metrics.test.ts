@@ -187,3 +187,27 @@ describe('metrics', () => {
     });
   });
 });
+
+describe('exposition lint', () => {
+  test('only counters end in _total, as Prometheus naming (and promtool) require', async () => {
+    const metrics = createMetrics({ queueStats: async () => [] });
+    const { types } = parseExposition(await metrics.render());
+    const offenders = [...types].filter(([name, type]) => name.endsWith('_total') && type !== 'counter').map(([name]) => name);
+    assert.deepEqual(offenders, []);
+  });
+
+  test('promtool check metrics accepts the exposition (when promtool is installed)', async (t) => {
+    const { spawnSync } = await import('node:child_process');
+    if (spawnSync('promtool', ['--version']).error) {
+      t.skip('promtool not installed (apt-get install prometheus)');
+      return;
+    }
+    const metrics = createMetrics({
+      queueStats: async () => [{ queue: 'p.s', paused: true, ready: 2, scheduled: 1, leased: 1, parked: 0, dead: 3, oldestReadyAgeMs: 1500 }],
+    });
+    metrics.observer.stageExecuted({ pipeline: 'p', stage: 's', outcome: 'retried', durationMs: 12, rollback: false, errorClass: 'transient' });
+    metrics.observer.redelivered('p.s', 2);
+    const result = spawnSync('promtool', ['check', 'metrics'], { input: await metrics.render(), encoding: 'utf8' });
+    assert.equal(result.status, 0, `${result.stdout}${result.stderr}`);
+  });
+});

@@ -7,7 +7,7 @@ import type { Clock } from '../../core/clock.ts';
 import { BackendUnavailableError } from '../../core/errors.ts';
 import type { IdGenerator } from '../../core/ids.ts';
 import type { Backend, BackendCapabilities, MigrationResult } from '../../core/ports.ts';
-import { completeStage, failStage } from './commits.ts';
+import { commit } from './commits.ts';
 import { claimJobs, reapExpiredLeases, releaseJobs, renewLeases } from './leases.ts';
 import { cancelRun, drainQueue, replayJob, resumeRun, setQueuePaused } from './operator-actions.ts';
 import { getRun, getJob, listJobs, listRuns, queueStats, readLedger } from './queries.ts';
@@ -62,10 +62,9 @@ export function buildMemoryBackend(deps: MemoryBackendDeps): Backend {
     migrate: () => run(() => applyMigrations(store)),
     now: () => run(() => store.clock.now()),
     submitRun: (request) => run(() => submitRun(store, request)),
-    claimJobs: (request) => run(() => claimJobs(store, request)),
+    claimJobs: (requests) => run(() => claimJobs(store, requests)),
     renewLeases: (renewals) => run(() => renewLeases(store, renewals)),
-    completeStage: (request) => run(() => completeStage(store, request)),
-    failStage: (request) => run(() => failStage(store, request)),
+    commit: (items) => run(() => commit(store, items)),
     releaseJobs: (leases) => run(() => releaseJobs(store, leases)),
     reapExpiredLeases: () => run(() => reapExpiredLeases(store)),
     cancelRun: (runId, reason) => run(() => cancelRun(store, runId, reason)),

@@ -1,10 +1,10 @@
 /**
- * Lease-fenced commits for the memory backend: `completeStage` and `failStage`. Each checks the
- * lease first and changes nothing when it is refused.
+ * Lease-fenced commits for the memory backend: `commit` applies a batch of completions and
+ * failures in order, each checking its own lease first and changing nothing when refused.
  */
 import type { Job, Run, StageErrorRecord, StageRecord } from '../../core/model.ts';
 import { JobKind, JobState, RollbackStatus, RunStatus, StageStatus } from '../../core/model.ts';
-import type { CommitResult, CompleteStageRequest, FailStageRequest, FailureDecision, JobSpec } from '../../core/ports.ts';
+import type { CommitItem, CommitResult, CompleteStageRequest, FailStageRequest, FailureDecision, JobSpec } from '../../core/ports.ts';
 import { canTransition } from '../../core/run/transitions.ts';
 import type { LeaseCheck, MemoryStore } from './store.ts';
 
@@ -20,8 +20,7 @@ function enqueueRollback(store: MemoryStore, run: Run, spec: JobSpec, now: numbe
 }
 
 /** Records the job's success, enqueues `next` or ends the run, and deletes the job. */
-export function completeStage(store: MemoryStore, request: CompleteStageRequest): CommitResult {
-  const now = store.clock.now();
+function completeStage(store: MemoryStore, request: CompleteStageRequest, now: number): CommitResult {
   const check = store.checkLease(request.lease, now);
   if (!check.ok) return refusal(check);
   const { job, run } = check;
@@ -105,8 +104,7 @@ function applyDeadLetter(
 }
 
 /** Records a failed attempt and applies the engine's decision. */
-export function failStage(store: MemoryStore, request: FailStageRequest): CommitResult {
-  const now = store.clock.now();
+function failStage(store: MemoryStore, request: FailStageRequest, now: number): CommitResult {
   const check = store.checkLease(request.lease, now);
   if (!check.ok) return refusal(check);
   const { job, run } = check;
@@ -129,3 +127,12 @@ export function failStage(store: MemoryStore, request: FailStageRequest): Commit
   return { outcome: 'committed', runStatus: run.status };
 }
 
+
+/**
+ * Applies the items in order at one instant (one transaction): each is fenced by its own lease,
+ * and a refused item changes nothing, so later items see exactly what they would alone.
+ */
+export function commit(store: MemoryStore, items: readonly CommitItem[]): CommitResult[] {
+  const now = store.clock.now();
+  return items.map((item) => (item.type === 'complete' ? completeStage(store, item, now) : failStage(store, item, now)));
+}

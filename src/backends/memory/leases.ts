@@ -54,14 +54,22 @@ function leaseJob(store: MemoryStore, job: Job, request: ClaimRequest, now: numb
 }
 
 /** Claims up to `limit` due jobs of one queue (none from a paused queue). */
-export function claimJobs(store: MemoryStore, request: ClaimRequest): ClaimedJob[] {
-  const now = store.clock.now();
+function claimFromQueue(store: MemoryStore, request: ClaimRequest, now: number): ClaimedJob[] {
   if (request.limit <= 0 || store.queuePaused.get(request.queue) === true) return [];
   const due = [...store.jobs.values()]
     .filter((j) => j.queue === request.queue && isClaimable(j, now))
     .sort(byClaimOrder)
     .slice(0, request.limit);
   return due.map((job) => leaseJob(store, job, request, now));
+}
+
+/**
+ * Claims from every requested queue at one instant, grouped in request order. A queue named
+ * twice is served twice: the second request sees the first one's jobs as leased.
+ */
+export function claimJobs(store: MemoryStore, requests: readonly ClaimRequest[]): ClaimedJob[] {
+  const now = store.clock.now();
+  return requests.flatMap((request) => claimFromQueue(store, request, now));
 }
 
 /** Extends each lease still held; tells `cancelled` apart from `lost` for deleted jobs. */

@@ -8,7 +8,7 @@ import { BackendUnavailableError } from '../../core/errors.ts';
 import type { IdGenerator } from '../../core/ids.ts';
 import type { Backend, BackendCapabilities } from '../../core/ports.ts';
 import { claimJobs } from './claim-jobs.ts';
-import { completeStage, failStage } from './commits.ts';
+import { commit } from './commits.ts';
 import type { SqliteDatabase } from './connection.ts';
 import { createContext, readOperation, writeOperation } from './context.ts';
 import { mapError } from './errors.ts';
@@ -57,10 +57,9 @@ export function buildSqliteBackend(deps: SqliteBackendDeps): Backend {
     }),
     now: open(async () => deps.clock.now()),
     submitRun: write((request) => submitRun(ctx, request)),
-    claimJobs: write((request) => claimJobs(ctx, request)),
+    claimJobs: write((requests) => claimJobs(ctx, requests)),
     renewLeases: write((renewals) => renewLeases(ctx, renewals)),
-    completeStage: write((request) => completeStage(ctx, request)),
-    failStage: write((request) => failStage(ctx, request)),
+    commit: write((items) => commit(ctx, items)),
     releaseJobs: write((leases) => releaseJobs(ctx, leases)),
     reapExpiredLeases: write(() => reapExpiredLeases(ctx)),
     cancelRun: write((runId, reason) => cancelRun(ctx, runId, reason)),

@@ -5,27 +5,34 @@
  */
 import type { LeaseRef } from '../../core/ports.ts';
 import type { SqliteContext } from './context.ts';
-import type { JobRow, RunRow } from './rows.ts';
+import type { JobRow } from './rows.ts';
+
+/** Why a lease was refused: `cancelled` when the run was cancelled or superseded meanwhile. */
+export type RefusalReason = 'lost' | 'cancelled';
 
 /** Outcome of checking a presented lease. */
-export type LeaseCheck = { ok: true; job: JobRow; run: RunRow } | { ok: false; reason: 'lost' | 'cancelled' };
+export type LeaseCheck = { ok: true; job: JobRow } | { ok: false; reason: RefusalReason };
+
+/** Why the lease on a job that no longer exists is refused (see retired_jobs). */
+function goneJobReason(ctx: SqliteContext, jobId: string): RefusalReason {
+  const status = ctx.sql().selectRetiredJobRunStatus.get(jobId)?.status;
+  return status === 'cancelled' || status === 'superseded' ? 'cancelled' : 'lost';
+}
 
 /**
- * Checks `lease` at `now`. A job that is gone because its run was cancelled or superseded (it
- * is in retired_jobs) reads `cancelled`; every other refusal reads `lost`.
+ * Why a lease that a fenced write just refused was refused: a job that is gone because its run
+ * was cancelled or superseded reads `cancelled`; every other refusal reads `lost`.
  */
+export function refusalReason(ctx: SqliteContext, jobId: string): RefusalReason {
+  return ctx.sql().selectJob.get(jobId) ? 'lost' : goneJobReason(ctx, jobId);
+}
+
+/** Checks `lease` at `now` and returns the held job's row. */
 export function checkLease(ctx: SqliteContext, lease: LeaseRef, now: number): LeaseCheck {
-  const sql = ctx.sql();
-  const job = sql.selectJob.get(lease.jobId);
-  if (!job) {
-    const status = sql.selectRetiredJobRunStatus.get(lease.jobId)?.status;
-    return { ok: false, reason: status === 'cancelled' || status === 'superseded' ? 'cancelled' : 'lost' };
-  }
+  const job = ctx.sql().selectJob.get(lease.jobId);
+  if (!job) return { ok: false, reason: goneJobReason(ctx, lease.jobId) };
   if (job.state !== 'leased' || job.lease_token !== lease.token || (job.lease_until ?? 0) <= now) {
     return { ok: false, reason: 'lost' };
   }
-  const run = sql.selectRun.get(job.run_id);
-  // The foreign key makes a job without a run impossible; treat it as lost rather than throw.
-  if (!run) return { ok: false, reason: 'lost' };
-  return { ok: true, job, run };
+  return { ok: true, job };
 }

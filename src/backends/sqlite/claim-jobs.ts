@@ -1,22 +1,63 @@
 /**
- * `claimJobs`: the hot path. One BEGIN IMMEDIATE transaction picks up to `limit` claimable jobs
- * in claim order with one indexed query, takes a block of fences with one counter update, leases
- * each job, and then loads the runs, succeeded outputs and ledger hits of the whole batch with
- * one query each (no per-job reads).
+ * `claimJobs`: the hot path. One BEGIN IMMEDIATE transaction reads the paused queues once, picks
+ * up to `limit` claimable jobs of each requested queue in claim order (one indexed query each),
+ * takes one block of fences for all of them, leases each job, and loads the runs, succeeded
+ * outputs and ledger hits of the whole batch with one query each (no per-job reads).
  */
-import type { JsonValue } from '../../core/model.ts';
+import type { JsonValue, Run } from '../../core/model.ts';
 import type { ClaimedJob, ClaimRequest } from '../../core/ports.ts';
 import type { SqliteContext } from './context.ts';
-import { fromJson, jobFromRow, runFromRow, type JobRow } from './rows.ts';
+import { MAX_PICK_LIMIT } from './job-queries.ts';
+import { fromJson, jobFromRow, runFromRow, type JobRow, type RunRow } from './rows.ts';
 
-/** Leases the picked jobs in order, each with its own token and the next fence of the block. */
-function leasePicked(ctx: SqliteContext, ids: readonly string[], request: ClaimRequest, now: number): JobRow[] {
+/** A job chosen for a claim, with the request it answers. */
+interface PickedJob {
+  id: string;
+  runId: string;
+  request: ClaimRequest;
+}
+
+/**
+ * Picks the claimable jobs of every request, in request order; paused queues yield none. Nothing
+ * is leased yet, so a queue named again looks past the jobs its earlier requests picked.
+ */
+function pickAll(ctx: SqliteContext, requests: readonly ClaimRequest[], now: number): PickedJob[] {
   const sql = ctx.sql();
-  const counter = sql.takeFences.get(ids.length);
+  const wanted = requests.filter((r) => r.limit >= 1);
+  if (wanted.length === 0) return [];
+  const paused = new Set(sql.selectPausedQueues.all().map((row) => row.name));
+  const picks: PickedJob[] = [];
+  const picked = new Set<string>();
+  const pickedPerQueue = new Map<string, number>();
+  for (const request of wanted) {
+    if (paused.has(request.queue)) continue;
+    const earlier = pickedPerQueue.get(request.queue) ?? 0;
+    const limit = Math.min(Math.floor(request.limit), MAX_PICK_LIMIT);
+    const rows = sql.pickClaimable(Math.min(limit + earlier, MAX_PICK_LIMIT)).all({ queue: request.queue, now });
+    let taken = 0;
+    for (const row of rows) {
+      if (taken === limit) break;
+      if (picked.has(row.id)) continue;
+      picked.add(row.id);
+      picks.push({ id: row.id, runId: row.run_id, request });
+      taken += 1;
+    }
+    pickedPerQueue.set(request.queue, earlier + taken);
+  }
+  return picks;
+}
+
+/**
+ * Leases the picked jobs in order, each with its own token and the next fence of one block, and
+ * marks their stage records running and queued runs running (patching `runs` to match).
+ */
+function leasePicked(ctx: SqliteContext, picks: readonly PickedJob[], runs: Map<string, RunRow>, now: number): JobRow[] {
+  const sql = ctx.sql();
+  const counter = sql.takeFences.get(picks.length);
   if (!counter) throw new Error('fence_counter row is missing');
-  const firstFence = counter.value - ids.length + 1;
-  const leaseUntil = now + request.leaseMs;
-  return ids.map((id, i) => {
+  const firstFence = counter.value - picks.length + 1;
+  return picks.map(({ id, runId, request }, i) => {
+    const leaseUntil = now + request.leaseMs;
     const job = sql.leaseJob.get({
       id,
       owner: request.workerId,
@@ -28,9 +69,14 @@ function leasePicked(ctx: SqliteContext, ids: readonly string[], request: ClaimR
     if (!job) throw new Error(`picked job ${id} vanished inside the claim transaction`);
     // A rollback job compensates a stage that succeeded: that record's status must stay as is.
     if (job.kind === 'stage') {
-      sql.claimStage.run({ run_id: job.run_id, stage: job.stage, owner: request.workerId, lease_until: leaseUntil, now });
+      sql.claimStage.run({ run_id: runId, stage: job.stage, owner: request.workerId, lease_until: leaseUntil, now });
     }
-    sql.markRunRunning.run(now, job.run_id);
+    const run = runs.get(runId);
+    // Only a run's first claim finds it queued: later stages skip the write.
+    if (run?.status === 'queued') {
+      sql.markRunRunning.run(now, runId);
+      runs.set(runId, { ...run, status: 'running', updated_at: now });
+    }
     return job;
   });
 }
@@ -46,31 +92,32 @@ function outputsByRun(ctx: SqliteContext, runIdsJson: string): Map<string, Recor
   return byRun;
 }
 
-/** Claims up to `limit` due jobs of one queue (none from a paused queue). */
-export function claimJobs(ctx: SqliteContext, request: ClaimRequest): ClaimedJob[] {
-  if (request.limit <= 0) return [];
-  const sql = ctx.sql();
-  if (sql.selectQueuePaused.get(request.queue)?.paused === 1) return [];
-  const now = ctx.clock.now();
-  const picked = sql.pickClaimable.all({ queue: request.queue, now, limit: request.limit });
-  if (picked.length === 0) return [];
+/** Ledger outputs (as JSON text) of the jobs whose key already completed, by key. */
+function ledgerHits(ctx: SqliteContext, jobs: readonly JobRow[]): Map<string, string> {
+  const pairs = JSON.stringify(jobs.map((j) => [j.run_id, j.idempotency_key]));
+  return new Map(ctx.sql().selectLedgerOutputs.all(pairs).map((row) => [row.key, row.output]));
+}
 
-  const jobs = leasePicked(
-    ctx,
-    picked.map((p) => p.id),
-    request,
-    now,
-  );
-  const runIdsJson = JSON.stringify([...new Set(jobs.map((j) => j.run_id))]);
-  const runs = new Map(sql.selectRunsByIds.all(runIdsJson).map((row) => [row.id, runFromRow(row)]));
+/** Claims from every requested queue in one transaction; results grouped in request order. */
+export function claimJobs(ctx: SqliteContext, requests: readonly ClaimRequest[]): ClaimedJob[] {
+  const now = ctx.clock.now();
+  const picks = pickAll(ctx, requests, now);
+  if (picks.length === 0) return [];
+  const runIdsJson = JSON.stringify([...new Set(picks.map((p) => p.runId))]);
+  const runRows = new Map(ctx.sql().selectRunsByIds.all(runIdsJson).map((row) => [row.id, row]));
+  const jobs = leasePicked(ctx, picks, runRows, now);
   const outputs = outputsByRun(ctx, runIdsJson);
-  const ledger = new Map(
-    sql.selectLedgerOutputs.all(JSON.stringify(jobs.map((j) => j.idempotency_key))).map((row) => [row.key, row.output]),
-  );
+  const ledger = ledgerHits(ctx, jobs);
+  // One Run per run of the batch: its input is parsed once, not once per job.
+  const runs = new Map<string, Run>();
 
   return jobs.map((row): ClaimedJob => {
-    const run = runs.get(row.run_id);
-    if (!run) throw new Error(`run ${row.run_id} of job ${row.id} is missing`);
+    let run = runs.get(row.run_id);
+    if (!run) {
+      const runRow = runRows.get(row.run_id);
+      if (!runRow) throw new Error(`run ${row.run_id} of job ${row.id} is missing`);
+      runs.set(row.run_id, (run = runFromRow(runRow)));
+    }
     const ledgerOutput = ledger.get(row.idempotency_key);
     return {
       job: jobFromRow(row),

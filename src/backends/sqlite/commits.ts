@@ -1,62 +1,73 @@
 /**
- * Lease-fenced commits: `completeStage` and `failStage`. Each is one BEGIN IMMEDIATE transaction
- * that checks the lease first (token, state `leased`, not expired) and changes nothing when the
- * lease is refused; otherwise the ledger, stage record, next job, run and job change together.
+ * Lease-fenced commits: `commit` applies a batch of completions and failures in order inside one
+ * BEGIN IMMEDIATE transaction (group commit). Each item checks its own lease first and changes
+ * nothing when the lease is refused; otherwise the ledger, stage record, next job, run and job
+ * change together. A completion — the hot path — is five statements and reads no run row: the
+ * fenced delete returns what the ledger and the next job need, and the run update returns the
+ * run's status.
  */
-import type { StageErrorRecord } from '../../core/model.ts';
-import type { CommitResult, CompleteStageRequest, FailStageRequest, JobSpec } from '../../core/ports.ts';
+import type { RunStatus, StageErrorRecord } from '../../core/model.ts';
+import type { CommitItem, CommitResult, CompleteStageRequest, FailStageRequest, JobSpec } from '../../core/ports.ts';
 import { canTransition } from '../../core/run/transitions.ts';
-import { checkLease, type LeaseCheck } from './check-lease.ts';
+import { checkLease, refusalReason, type RefusalReason } from './check-lease.ts';
 import type { SqliteContext } from './context.ts';
-import { enqueueJob } from './enqueue-job.ts';
+import { enqueueJob, type JobOwner } from './enqueue-job.ts';
 import { toJson, type JobRow, type RunRow } from './rows.ts';
-import { updateRun } from './run-state.ts';
+import { requireRun, updateRun } from './run-state.ts';
+import type { DeletedJobRow } from './statements.ts';
 
 /** The refusal a failed lease check turns into. */
-function refusal(check: Extract<LeaseCheck, { ok: false }>): CommitResult {
-  return { outcome: check.reason === 'cancelled' ? 'cancelled' : 'lease_lost' };
+function refusal(reason: RefusalReason): CommitResult {
+  return { outcome: reason === 'cancelled' ? 'cancelled' : 'lease_lost' };
+}
+
+/** The status a run update returned; the run of a held job always exists (foreign key). */
+function statusOf(row: { status: RunStatus } | undefined, runId: string): RunStatus {
+  if (!row) throw new Error(`run ${runId} of a held job is missing`);
+  return row.status;
 }
 
 /** Enqueues a compensation and marks its stage's rollback `pending`. */
-function enqueueRollback(ctx: SqliteContext, run: RunRow, spec: JobSpec, now: number): void {
+function enqueueRollback(ctx: SqliteContext, run: JobOwner, spec: JobSpec, now: number): void {
   enqueueJob(ctx, run, spec, now);
   ctx.sql().setRollbackStatus.run('pending', run.id, spec.stage);
 }
 
-/** Enqueues `next` or ends the run; returns the run as it now is. */
-function advanceRun(ctx: SqliteContext, job: JobRow, run: RunRow, next: JobSpec | null, now: number): RunRow {
+/** Enqueues `next` or ends the run; returns the run's status afterwards. */
+function advanceRun(ctx: SqliteContext, job: DeletedJobRow, next: JobSpec | null, now: number): RunStatus {
+  const sql = ctx.sql();
   if (next === null) {
     const status = job.kind === 'stage' ? 'succeeded' : 'failed';
-    return updateRun(ctx, run, { status, current_stage: null, finished_at: now }, now);
+    sql.finishRun.run({ id: job.run_id, status, now });
+    return status;
   }
+  // The job carries its run's pipeline, tenant and trace id: no need to read the run.
+  const owner: JobOwner = { id: job.run_id, pipeline: job.pipeline, tenant: job.tenant, trace_id: job.trace_id };
   if (next.kind === 'rollback') {
-    enqueueRollback(ctx, run, next, now);
-    return updateRun(ctx, run, {}, now);
+    enqueueRollback(ctx, owner, next, now);
+    return statusOf(sql.touchRun.get({ id: job.run_id, now }), job.run_id);
   }
-  enqueueJob(ctx, run, next, now);
-  return updateRun(ctx, run, { current_stage: next.stage }, now);
+  enqueueJob(ctx, owner, next, now);
+  return statusOf(sql.moveRunToStage.get({ id: job.run_id, stage: next.stage, now }), job.run_id);
 }
 
 /** Records the job's success, enqueues `next` or ends the run, and deletes the job. */
-export function completeStage(ctx: SqliteContext, request: CompleteStageRequest): CommitResult {
-  const now = ctx.clock.now();
-  const check = checkLease(ctx, request.lease, now);
-  if (!check.ok) return refusal(check);
-  const { job, run } = check;
+function completeStage(ctx: SqliteContext, request: CompleteStageRequest, now: number): CommitResult {
   const sql = ctx.sql();
+  // Fence check and delete in one statement, and first: a refused lease changes nothing, and the
+  // next job can never be absorbed by this one's live key.
+  const job = sql.deleteLeasedJob.get({ id: request.lease.jobId, token: request.lease.token, now });
+  if (!job) return refusal(refusalReason(ctx, request.lease.jobId));
   const output = toJson(request.output);
 
   // The first completion of a key wins; a duplicate keeps the recorded outcome.
-  sql.insertLedger.run(job.idempotency_key, run.id, job.stage, job.kind, output, now);
+  sql.insertLedger.run({ run_id: job.run_id, key: job.idempotency_key, stage: job.stage, kind: job.kind, output, now });
   if (job.kind === 'stage') {
-    sql.succeedStage.run({ run_id: run.id, stage: job.stage, output, now, duration_ms: request.durationMs });
+    sql.succeedStage.run({ run_id: job.run_id, stage: job.stage, output, now, duration_ms: request.durationMs });
   } else {
-    sql.setRollbackStatus.run('succeeded', run.id, job.stage);
+    sql.setRollbackStatus.run('succeeded', job.run_id, job.stage);
   }
-  // Delete before enqueuing: the next job must not be absorbed by this one's live key.
-  sql.deleteJob.run(job.id);
-  const after = advanceRun(ctx, job, run, request.next, now);
-  return { outcome: 'committed', runStatus: after.status };
+  return { outcome: 'committed', runStatus: advanceRun(ctx, job, request.next, now) };
 }
 
 /** What a failed attempt does to the job, its stage record and its run. */
@@ -64,18 +75,18 @@ interface FailureEffect {
   jobState: 'ready' | 'parked' | 'dead';
   availableAt: number;
   stageStatus: 'failed' | 'dead_lettered';
-  run: Partial<Pick<RunRow, 'status' | 'error'>>;
+  run: Partial<Pick<RunRow, 'status' | 'error'>> | null;
 }
 
 function failureEffect(request: FailStageRequest, job: JobRow, run: RunRow, error: string, now: number): FailureEffect {
   const decision = request.decision;
   if (decision.action === 'retry') {
-    return { jobState: 'ready', availableAt: now + Math.max(0, decision.delayMs), stageStatus: 'failed', run: {} };
+    return { jobState: 'ready', availableAt: now + Math.max(0, decision.delayMs), stageStatus: 'failed', run: null };
   }
   if (decision.action === 'park') {
     // A compensation of a dead-lettered run cannot park the run (not a legal move): the job
     // alone waits, visible as parked.
-    const park = canTransition(run.status, 'parked') ? { status: 'parked' as const } : {};
+    const park = canTransition(run.status, 'parked') ? { status: 'parked' as const } : null;
     return { jobState: 'parked', availableAt: job.available_at, stageStatus: 'failed', run: park };
   }
   return {
@@ -87,12 +98,12 @@ function failureEffect(request: FailStageRequest, job: JobRow, run: RunRow, erro
 }
 
 /** Records a failed attempt and applies the engine's decision. */
-export function failStage(ctx: SqliteContext, request: FailStageRequest): CommitResult {
-  const now = ctx.clock.now();
+function failStage(ctx: SqliteContext, request: FailStageRequest, now: number): CommitResult {
   const check = checkLease(ctx, request.lease, now);
-  if (!check.ok) return refusal(check);
-  const { job, run } = check;
+  if (!check.ok) return refusal(check.reason);
+  const { job } = check;
   const sql = ctx.sql();
+  const run = requireRun(ctx, job.run_id);
   // Only the record's own fields: an Error-like object passed in must not leak extra keys.
   const { class: errorClass, code, message } = request.error;
   const error = JSON.stringify({ class: errorClass, code, message } satisfies StageErrorRecord);
@@ -113,9 +124,19 @@ export function failStage(ctx: SqliteContext, request: FailStageRequest): Commit
   }
   if (effect.jobState === 'ready' && effect.availableAt <= now) ctx.wake(job.queue);
 
-  const after = updateRun(ctx, run, effect.run, now);
+  // A retry leaves the run's status alone, so runs_status is not rewritten for it.
+  const status = effect.run === null ? statusOf(sql.touchRun.get({ id: run.id, now }), run.id) : updateRun(ctx, run, effect.run, now).status;
   if (request.decision.action === 'dead_letter' && request.decision.rollback !== null) {
-    enqueueRollback(ctx, after, request.decision.rollback, now);
+    enqueueRollback(ctx, run, request.decision.rollback, now);
   }
-  return { outcome: 'committed', runStatus: after.status };
+  return { outcome: 'committed', runStatus: status };
+}
+
+/**
+ * Applies the items in order at one instant inside the caller's transaction, each fenced by its
+ * own lease: a refused item writes nothing, so later items see what they would see alone.
+ */
+export function commit(ctx: SqliteContext, items: readonly CommitItem[]): CommitResult[] {
+  const now = ctx.clock.now();
+  return items.map((item) => (item.type === 'complete' ? completeStage(ctx, item, now) : failStage(ctx, item, now)));
 }

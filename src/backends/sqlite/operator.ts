@@ -65,7 +65,7 @@ export function replayJob(ctx: SqliteContext, jobId: string): Job {
   }
   assertTransition(run.id, run.status, 'running');
   // A live job with the same key would make this one a duplicate; the unique index forbids it.
-  if (sql.selectOtherLiveJobWithKey.get(job.idempotency_key, job.id)) {
+  if (sql.selectOtherLiveJobWithKey.get(job.run_id, job.idempotency_key, job.id)) {
     throw new ConflictError('INVALID_TRANSITION', `job ${jobId} has a live duplicate; nothing to replay`, {
       details: { jobId, idempotencyKey: job.idempotency_key },
     });

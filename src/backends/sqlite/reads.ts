@@ -15,17 +15,15 @@ export function getRun(ctx: SqliteContext, runId: string): RunDetail | null {
   return { run: runFromRow(row), stages: sql.selectStagesOfRun.all(runId).map(stageFromRow) };
 }
 
+/** Sorts after every id (ids are ASCII), so "no `before`" needs no separate statement. */
+const AFTER_EVERY_ID = '\u{10FFFF}';
+
 /** Runs matching the filter, newest first (ids sort by creation time). */
 export function listRuns(ctx: SqliteContext, query: ListRunsQuery): Run[] {
-  return ctx
-    .sql()
-    .listRuns.all({
-      pipeline: query.pipeline ?? null,
-      status: query.status ?? null,
-      before: query.before ?? null,
-      limit: Math.max(0, query.limit),
-    })
-    .map(runFromRow);
+  const sql = ctx.sql();
+  const params = { pipeline: query.pipeline ?? null, before: query.before ?? AFTER_EVERY_ID, limit: Math.max(0, query.limit) };
+  const rows = query.status === undefined ? sql.listRuns.all(params) : sql.listRunsByStatus.all({ ...params, status: query.status });
+  return rows.map(runFromRow);
 }
 
 /** A job, or null (deleted or never existed). */
@@ -36,15 +34,10 @@ export function getJob(ctx: SqliteContext, jobId: string): Job | null {
 
 /** Jobs matching the filter, oldest first. */
 export function listJobs(ctx: SqliteContext, query: ListJobsQuery): Job[] {
-  return ctx
-    .sql()
-    .listJobs.all({
-      queue: query.queue ?? null,
-      run_id: query.runId ?? null,
-      state: query.state ?? null,
-      limit: Math.max(0, query.limit),
-    })
-    .map(jobFromRow);
+  const sql = ctx.sql();
+  const params = { queue: query.queue ?? null, state: query.state ?? null, limit: Math.max(0, query.limit) };
+  const rows = query.runId === undefined ? sql.listJobs.all(params) : sql.listJobsOfRun.all({ ...params, run_id: query.runId });
+  return rows.map(jobFromRow);
 }
 
 function emptyStats(queue: string, paused: boolean): QueueStats {

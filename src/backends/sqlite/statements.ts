@@ -1,9 +1,11 @@
 /**
  * Every statement of the backend, prepared once per connection (the hot path never re-parses
- * SQL) and typed with its parameters and row shape.
+ * SQL) and typed with its parameters and row shape. Statements whose text depends on a number
+ * (claim limit, stage count) are prepared on first use of each value and kept.
  */
 import type { JobKind, JobState, RollbackStatus, RunStatus, StageStatus } from '../../core/model.ts';
 import type { SqliteDatabase } from './connection.ts';
+import * as J from './job-queries.ts';
 import * as Q from './queries.ts';
 import type { JobRow, LedgerRow, RunRow, StageRow } from './rows.ts';
 
@@ -34,6 +36,15 @@ export interface InsertJobParams {
   trace_id: string | null;
 }
 
+/** Values bound by `LEASE_JOB`. */
+export type LeaseJobParams = Pick<JobRow, 'id' | 'attempt' | 'redeliveries'> & {
+  owner: string;
+  token: string;
+  fence: number;
+  lease_until: number;
+  lease_ms: number;
+};
+
 /** Values bound by `UNLEASE_JOB`. */
 export interface UnleaseJobParams {
   id: string;
@@ -41,6 +52,16 @@ export interface UnleaseJobParams {
   available_at: number;
   attempt: number;
   last_error: string | null;
+}
+
+/** Values bound by `INSERT_LEDGER`. */
+export interface InsertLedgerParams {
+  run_id: string;
+  key: string;
+  stage: string;
+  kind: JobKind;
+  output: string;
+  now: number;
 }
 
 /** Per-queue counts from `QUEUE_JOB_COUNTS`. */
@@ -54,27 +75,44 @@ export interface QueueCountRow {
   oldest_ready_at: number | null;
 }
 
+/** What a fenced delete returns: enough to write the ledger and enqueue the next job. */
+export type DeletedJobRow = Pick<JobRow, 'run_id' | 'pipeline' | 'stage' | 'kind' | 'idempotency_key' | 'tenant' | 'trace_id'>;
+
 /** Columns named after the domain, for statements that read only a few of them. */
 type StageOutputRow = Pick<StageRow, 'run_id' | 'stage'> & { output: string };
 type ReapedRow = Pick<JobRow, 'run_id' | 'stage' | 'kind' | 'queue'>;
+type ListRunsParams = { pipeline: string | null; before: string; limit: number };
+type ListJobsParams = { queue: string | null; state: JobState | null; limit: number };
 
-/** Prepares every statement; the schema must be migrated first. */
-// The return type is inferred on purpose: it is the typed catalogue the operations use.
-export function prepareStatements(db: SqliteDatabase) {
+/** A statement prepared on first use of each value of the number its text depends on. */
+function preparedPerValue<S>(prepare: (value: number) => S): (value: number) => S {
+  const cache = new Map<number, S>();
+  return (value) => {
+    let statement = cache.get(value);
+    if (statement === undefined) cache.set(value, (statement = prepare(value)));
+    return statement;
+  };
+}
+
+/** Statements on runs, stage records, the ledger, queues and fences. */
+function prepareRunStatements(db: SqliteDatabase) {
   return {
     selectRun: db.prepare<[string], RunRow>(Q.SELECT_RUN),
+    selectRunStatus: db.prepare<[string], Pick<RunRow, 'status'>>(Q.SELECT_RUN_STATUS),
     selectRunByIdempotencyKey: db.prepare<[string, string], RunRow>(Q.SELECT_RUN_BY_IDEMPOTENCY_KEY),
     selectRunsByIds: db.prepare<[string], RunRow>(Q.SELECT_RUNS_BY_IDS),
     selectNewerSubjectRun: db.prepare<[string, string, number], RunRow>(Q.SELECT_NEWER_SUBJECT_RUN),
     selectOlderLiveSubjectRuns: db.prepare<[string, string, number], RunRow>(Q.SELECT_OLDER_LIVE_SUBJECT_RUNS),
     insertRun: db.prepare<RunRow>(Q.INSERT_RUN),
     updateRunState: db.prepare<RunStateParams>(Q.UPDATE_RUN_STATE),
+    moveRunToStage: db.prepare<{ id: string; stage: string; now: number }, Pick<RunRow, 'status'>>(Q.MOVE_RUN_TO_STAGE),
+    touchRun: db.prepare<{ id: string; now: number }, Pick<RunRow, 'status'>>(Q.TOUCH_RUN),
+    finishRun: db.prepare<{ id: string; status: RunStatus; now: number }>(Q.FINISH_RUN),
     markRunRunning: db.prepare<[number, string]>(Q.MARK_RUN_RUNNING),
-    listRuns: db.prepare<{ pipeline: string | null; status: RunStatus | null; before: string | null; limit: number }, RunRow>(
-      Q.LIST_RUNS,
-    ),
+    listRuns: db.prepare<ListRunsParams, RunRow>(Q.LIST_RUNS),
+    listRunsByStatus: db.prepare<ListRunsParams & { status: RunStatus }, RunRow>(Q.LIST_RUNS_BY_STATUS),
 
-    insertStage: db.prepare<[string, string, number]>(Q.INSERT_STAGE),
+    insertStages: preparedPerValue((count) => db.prepare<(string | number)[]>(Q.insertStagesSql(count))),
     selectStagesOfRun: db.prepare<[string], StageRow>(Q.SELECT_STAGES_OF_RUN),
     selectSucceededOutputs: db.prepare<[string], StageOutputRow>(Q.SELECT_SUCCEEDED_OUTPUTS),
     claimStage: db.prepare<{ run_id: string; stage: string; owner: string; lease_until: number; now: number }>(Q.CLAIM_STAGE),
@@ -99,36 +137,44 @@ export function prepareStatements(db: SqliteDatabase) {
     skipUnfinishedStages: db.prepare<[string]>(Q.SKIP_UNFINISHED_STAGES),
     selectAnyRollback: db.prepare<[string], { found: 1 }>(Q.SELECT_ANY_ROLLBACK),
 
-    insertJob: db.prepare<InsertJobParams, { id: string }>(Q.INSERT_JOB),
-    selectJob: db.prepare<[string], JobRow>(Q.SELECT_JOB),
-    pickClaimable: db.prepare<{ queue: string; now: number; limit: number }, { id: string }>(Q.PICK_CLAIMABLE),
-    leaseJob: db.prepare<
-      { id: string; owner: string; token: string; fence: number; lease_until: number; lease_ms: number },
-      JobRow
-    >(Q.LEASE_JOB),
-    renewJob: db.prepare<[number, string]>(Q.RENEW_JOB),
-    unleaseJob: db.prepare<UnleaseJobParams>(Q.UNLEASE_JOB),
-    reapExpired: db.prepare<[number], ReapedRow>(Q.REAP_EXPIRED),
-    deleteJob: db.prepare<[string]>(Q.DELETE_JOB),
-    retireJobsOfRun: db.prepare<[number, string]>(Q.RETIRE_JOBS_OF_RUN),
-    deleteJobsOfRun: db.prepare<[string]>(Q.DELETE_JOBS_OF_RUN),
-    selectRetiredJobRunStatus: db.prepare<[string], { status: RunStatus }>(Q.SELECT_RETIRED_JOB_RUN_STATUS),
-    selectReadyJobsOfQueue: db.prepare<[string], { id: string; run_id: string }>(Q.SELECT_READY_JOBS_OF_QUEUE),
-    selectParkedJobsOfRun: db.prepare<[string], JobRow>(Q.SELECT_PARKED_JOBS_OF_RUN),
-    selectOtherLiveJobWithKey: db.prepare<[string, string], { id: string }>(Q.SELECT_OTHER_LIVE_JOB_WITH_KEY),
-    listJobs: db.prepare<{ queue: string | null; run_id: string | null; state: JobState | null; limit: number }, JobRow>(
-      Q.LIST_JOBS,
-    ),
-    queueJobCounts: db.prepare<{ now: number }, QueueCountRow>(Q.QUEUE_JOB_COUNTS),
-
-    insertLedger: db.prepare<[string, string, string, JobKind, string, number]>(Q.INSERT_LEDGER),
+    insertLedger: db.prepare<InsertLedgerParams>(Q.INSERT_LEDGER),
     selectLedgerOutputs: db.prepare<[string], { key: string; output: string }>(Q.SELECT_LEDGER_OUTPUTS),
     selectLedgerOfRun: db.prepare<[string], LedgerRow>(Q.SELECT_LEDGER_OF_RUN),
-    selectQueuePaused: db.prepare<[string], { paused: 0 | 1 }>(Q.SELECT_QUEUE_PAUSED),
+    selectPausedQueues: db.prepare<[], { name: string }>(Q.SELECT_PAUSED_QUEUES),
     upsertQueue: db.prepare<[string, 0 | 1, number]>(Q.UPSERT_QUEUE),
     selectQueues: db.prepare<[], { name: string; paused: 0 | 1 }>(Q.SELECT_QUEUES),
     takeFences: db.prepare<[number], { value: number }>(Q.TAKE_FENCES),
   };
+}
+
+/** Statements on jobs and retired jobs. */
+function prepareJobStatements(db: SqliteDatabase) {
+  return {
+    insertJob: db.prepare<InsertJobParams>(J.INSERT_JOB),
+    selectJob: db.prepare<[string], JobRow>(J.SELECT_JOB),
+    // Read raw (see JOB_COLUMNS): better-sqlite3's typings have no raw-row mode, hence `unknown[]`.
+    pickClaimable: preparedPerValue((limit) => db.prepare<{ queue: string; now: number }, unknown[]>(J.pickClaimableSql(limit)).raw(true)),
+    leaseJob: db.prepare<LeaseJobParams>(J.LEASE_JOB),
+    renewJob: db.prepare<[number, string]>(J.RENEW_JOB),
+    deleteLeasedJob: db.prepare<{ id: string; token: string; now: number }, DeletedJobRow>(J.DELETE_LEASED_JOB),
+    unleaseJob: db.prepare<UnleaseJobParams>(J.UNLEASE_JOB),
+    reapExpired: db.prepare<[number], ReapedRow>(J.REAP_EXPIRED),
+    retireJobsOfRun: db.prepare<[number, string]>(J.RETIRE_JOBS_OF_RUN),
+    deleteJobsOfRun: db.prepare<[string]>(J.DELETE_JOBS_OF_RUN),
+    selectRetiredJobRunStatus: db.prepare<[string], Pick<RunRow, 'status'>>(J.SELECT_RETIRED_JOB_RUN_STATUS),
+    selectReadyJobsOfQueue: db.prepare<[string], Pick<JobRow, 'id' | 'run_id'>>(J.SELECT_READY_JOBS_OF_QUEUE),
+    selectParkedJobsOfRun: db.prepare<[string], JobRow>(J.SELECT_PARKED_JOBS_OF_RUN),
+    selectOtherLiveJobWithKey: db.prepare<[string, string, string], { id: string }>(J.SELECT_OTHER_LIVE_JOB_WITH_KEY),
+    listJobs: db.prepare<ListJobsParams, JobRow>(J.LIST_JOBS),
+    listJobsOfRun: db.prepare<ListJobsParams & { run_id: string }, JobRow>(J.LIST_JOBS_OF_RUN),
+    queueJobCounts: db.prepare<{ now: number }, QueueCountRow>(J.QUEUE_JOB_COUNTS),
+  };
+}
+
+/** Prepares every statement; the schema must be migrated first. */
+// The return type is inferred on purpose: it is the typed catalogue the operations use.
+export function prepareStatements(db: SqliteDatabase) {
+  return { ...prepareRunStatements(db), ...prepareJobStatements(db) };
 }
 
 /** The prepared statements of one connection. */

@@ -87,6 +87,6 @@ export function submitRun(ctx: SqliteContext, request: SubmitRunRequest): Submit
   const sql = ctx.sql();
   const row = newRunRow(ctx, request, now);
   sql.insertRun.run(row);
-  request.stages.forEach((stage, index) => sql.insertStage.run(row.id, stage, index));
+  sql.insertStages(request.stages.length).run(...request.stages.flatMap((stage, index) => [row.id, stage, index]));
   return { run: runFromRow(applySupersession(ctx, row, request, now)), created: true };
 }

@@ -29,11 +29,7 @@ async function serve(ctx: CliContext, options: ServeOptions): Promise<void> {
     await rt.close();
     throw err;
   }
-  const worker = kiln.createWorker({
-    ...(options.workerId === undefined ? {} : { workerId: options.workerId }),
-    pollMs: config.worker.pollMs,
-    reapMs: config.worker.reapMs,
-  });
+  const worker = rt.createWorker(options.workerId === undefined ? {} : { workerId: options.workerId });
   worker.start();
   logger.info({ url, worker_id: worker.id, store: config.store.path, pipelines: [...kiln.pipelines.keys()] }, `kiln serving on ${url}`);
 

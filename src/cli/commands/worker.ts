@@ -13,11 +13,9 @@ async function runWorker(ctx: CliContext, options: WorkerCommandOptions): Promis
   const shutdown = ctx.shutdownRequested();
   const rt = await openCommandRuntime(ctx, options);
   const { config, kiln, logger } = rt;
-  const worker = kiln.createWorker({
+  const worker = rt.createWorker({
     ...(options.workerId === undefined ? {} : { workerId: options.workerId }),
     ...(options.queues === undefined ? {} : { queues: options.queues }),
-    pollMs: config.worker.pollMs,
-    reapMs: config.worker.reapMs,
   });
   worker.start();
   logger.info({ worker_id: worker.id, queues: options.queues ?? 'all', store: config.store.path }, 'kiln worker started');

@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { RunStatus } from '../../core/model.ts';
-import { IdParams, LimitQuery, StringEnum } from './common.ts';
+import { LimitQuery, StringEnum } from './common.ts';
 
 /** `POST /v1/runs` body. */
 export const SubmitRunBody = Type.Object(
@@ -47,5 +47,3 @@ export const CancelRunBody = Type.Object(
   { additionalProperties: false },
 );
 export type CancelRunBody = Static<typeof CancelRunBody>;
-
-export { IdParams };

@@ -3,15 +3,30 @@
 -- Creates: runs, stage_records, jobs, ledger, queues, fence_counter, retired_jobs.
 -- Invariants:
 --   * Times are epoch milliseconds (INTEGER) from the backend's clock; JSON values are TEXT.
---   * At most one live (non-dead) job per idempotency key: jobs_live_idempotency_key. Enqueues
---     use INSERT ... ON CONFLICT DO NOTHING, so a duplicate live key collapses into the first job.
+--   * Every table keyed by a TEXT id is WITHOUT ROWID: the key IS the table's b-tree, so a write
+--     touches one b-tree fewer than a rowid table with a TEXT key (which hides a second index).
+--     Ids sort by creation time, so new rows land at the right edge of each tree.
+--   * Indexes are the ones the hot path (submit, claim, commit) or an operator query with no
+--     cheap alternative needs; each says which. `jobs` holds only live and dead jobs, so rare
+--     operator reads (listJobs without a run, queueStats) may scan it.
+--   * At most one live (non-dead) job per idempotency key: jobs_run_key is UNIQUE over
+--     (run_id, idempotency_key, dead_slot) where dead_slot is '' while the job is live and the
+--     job's own id once it is dead (CHECK below). Enqueues use INSERT ... ON CONFLICT DO NOTHING,
+--     so a duplicate live key collapses into the first job. Keys embed their run id
+--     (core/keys.ts), so leading with run_id changes nothing about uniqueness and lets the same
+--     index find a run's jobs. dead_slot only changes on dead-letter and replay, so claims and
+--     retries never rewrite this index.
 --   * Submission idempotency keys are unique per pipeline: runs_idempotency_key.
 --   * fence_counter holds exactly one row (id = 1); every claim (and later every lock grant)
 --     takes the next value inside its BEGIN IMMEDIATE transaction, so fences are strictly
 --     increasing across all processes sharing the file.
+--   * ledger.seq numbers a run's entries 0, 1, ... in completion order (the count of the run's
+--     entries when the entry is written); readLedger sorts by it.
 --   * retired_jobs remembers jobs deleted because their run was cancelled, superseded or drained,
 --     so a worker still holding one is told `cancelled` rather than `lease_lost`.
--- Append-only: never edit this file once released; add 0003_... instead.
+--   * Runs are never deleted, so child rows reference runs without ON DELETE CASCADE (which
+--     would need a run_id-leading index on every child table).
+-- Append-only once released: add 0003_... instead of editing this file.
 
 CREATE TABLE runs (
   id               TEXT PRIMARY KEY,
@@ -31,14 +46,17 @@ CREATE TABLE runs (
   created_at       INTEGER NOT NULL,
   updated_at       INTEGER NOT NULL,
   finished_at      INTEGER
-);
+) WITHOUT ROWID;
+-- submitRun: idempotent submission (only runs submitted with a key).
 CREATE UNIQUE INDEX runs_idempotency_key ON runs (pipeline, idempotency_key) WHERE idempotency_key IS NOT NULL;
+-- submitRun: supersession (only runs with a subject).
 CREATE INDEX runs_subject ON runs (pipeline, subject_id, subject_version) WHERE subject_id IS NOT NULL;
+-- listRuns by status: the runs that need attention are few among many succeeded ones. listRuns
+-- by pipeline alone walks the table newest first instead (deployments run a few pipelines).
 CREATE INDEX runs_status ON runs (status, id);
-CREATE INDEX runs_pipeline ON runs (pipeline, id);
 
 CREATE TABLE stage_records (
-  run_id          TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  run_id          TEXT NOT NULL REFERENCES runs (id),
   stage           TEXT NOT NULL,
   stage_index     INTEGER NOT NULL,
   status          TEXT NOT NULL CHECK (status IN ('pending', 'running', 'succeeded', 'failed',
@@ -58,13 +76,14 @@ CREATE TABLE stage_records (
 
 CREATE TABLE jobs (
   id              TEXT PRIMARY KEY,
-  run_id          TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  run_id          TEXT NOT NULL REFERENCES runs (id),
   pipeline        TEXT NOT NULL,
   stage           TEXT NOT NULL,
   queue           TEXT NOT NULL,
   kind            TEXT NOT NULL CHECK (kind IN ('stage', 'rollback')),
   state           TEXT NOT NULL CHECK (state IN ('ready', 'leased', 'parked', 'dead')),
   idempotency_key TEXT NOT NULL,
+  dead_slot       TEXT NOT NULL DEFAULT '',
   attempt         INTEGER NOT NULL DEFAULT 0,
   max_attempts    INTEGER NOT NULL,
   priority        INTEGER NOT NULL,
@@ -78,26 +97,28 @@ CREATE TABLE jobs (
   lease_until     INTEGER,
   lease_ms        INTEGER,
   redeliveries    INTEGER NOT NULL DEFAULT 0,
-  last_error      TEXT
-);
-CREATE UNIQUE INDEX jobs_live_idempotency_key ON jobs (idempotency_key) WHERE state <> 'dead';
--- The claim walks this in claim order (priority, available_at, id) within one queue and state;
--- queue stats group by its first two columns.
-CREATE INDEX jobs_claim ON jobs (queue, state, priority, available_at, id);
-CREATE INDEX jobs_run ON jobs (run_id);
--- The reaper looks for expired leases across all queues without scanning ready jobs.
+  last_error      TEXT,
+  CHECK (dead_slot = CASE WHEN state = 'dead' THEN id ELSE '' END)
+) WITHOUT ROWID;
+-- Enqueue dedup (see above) and every "jobs of this run" lookup (cancel, supersede, resume, listJobs).
+CREATE UNIQUE INDEX jobs_run_key ON jobs (run_id, idempotency_key, dead_slot);
+-- claimJobs walks this in claim order (priority, available_at, then the key `id`) within one
+-- queue; it holds ready jobs only, so leased, parked and dead jobs never slow a claim down.
+CREATE INDEX jobs_ready ON jobs (queue, priority, available_at) WHERE state = 'ready';
+-- claimJobs (redeliveries) and the reaper find expired leases without scanning ready jobs.
 CREATE INDEX jobs_lease_expiry ON jobs (lease_until) WHERE state = 'leased';
 
 CREATE TABLE ledger (
-  key          TEXT PRIMARY KEY,
-  run_id       TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  run_id       TEXT NOT NULL REFERENCES runs (id),
+  key          TEXT NOT NULL,
+  seq          INTEGER NOT NULL,
   stage        TEXT NOT NULL,
   kind         TEXT NOT NULL CHECK (kind IN ('stage', 'rollback')),
   output       TEXT NOT NULL,
-  completed_at INTEGER NOT NULL
-);
--- rowid order is insertion (completion) order; readLedger sorts by it.
-CREATE INDEX ledger_run ON ledger (run_id);
+  completed_at INTEGER NOT NULL,
+  -- A key embeds its run id, so (run_id, key) is unique exactly when key is.
+  PRIMARY KEY (run_id, key)
+) WITHOUT ROWID;
 
 CREATE TABLE queues (
   name       TEXT PRIMARY KEY,
@@ -113,7 +134,6 @@ INSERT INTO fence_counter (id, value) VALUES (1, 0);
 
 CREATE TABLE retired_jobs (
   job_id     TEXT PRIMARY KEY,
-  run_id     TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  run_id     TEXT NOT NULL REFERENCES runs (id),
   retired_at INTEGER NOT NULL
 ) WITHOUT ROWID;
-CREATE INDEX retired_jobs_run ON retired_jobs (run_id);

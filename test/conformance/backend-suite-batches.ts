@@ -1,0 +1,213 @@
+/**
+ * Conformance: batched calls — `commit` with several items (group commit: each item fenced by its
+ * own lease, applied in order as if alone) and `claimJobs` over several queues in one call.
+ */
+import assert from 'node:assert/strict';
+import { describe } from 'node:test';
+import { jobIdempotencyKey } from '../../src/core/keys.ts';
+import type { JsonValue } from '../../src/core/model.ts';
+import type { ClaimedJob, CommitItem } from '../../src/core/ports.ts';
+import type { BackendHarness } from './backend-suite-fixture.ts';
+import {
+  LEASE_MS,
+  backendTest,
+  claim,
+  claimOne,
+  failure,
+  leaseOf,
+  passStage,
+  rollbackJob,
+  snapshot,
+  stageJob,
+  submit,
+} from './backend-suite-fixture.ts';
+
+/** A `complete` item for a claimed job. */
+function completeItem(claimed: ClaimedJob, next: string | null, output: JsonValue = { done: claimed.job.stage }): CommitItem {
+  return {
+    type: 'complete',
+    lease: leaseOf(claimed),
+    output,
+    durationMs: 2,
+    next: next === null ? null : stageJob(next),
+  };
+}
+
+/** `commit` batches and multi-queue `claimJobs`. */
+export function describeBatches(harness: BackendHarness): void {
+  describe('batched commits and claims', () => {
+    const test = backendTest(harness);
+
+    test('a commit batch applies the valid completion and failure and refuses the stale completion alone, results in input order', async ({ backend, clock }) => {
+      // Each run is claimed right after its submission, so every claim takes that run's job.
+      const first = await submit(backend);
+      const firstJob = await claimOne(backend);
+      // The second run's job is claimed, expires and is reclaimed: the first token goes stale.
+      const stale = await submit(backend);
+      const staleClaim = await claimOne(backend, 'demo.a', { leaseMs: 1_000 });
+      await clock.advance(1_000);
+      const reclaimed = await claimOne(backend, 'demo.a', { workerId: 'w2' });
+      assert.equal(reclaimed.job.id, staleClaim.job.id);
+      const failing = await submit(backend);
+      const failingJob = await claimOne(backend);
+      const before = await snapshot(backend, stale.id, staleClaim.job.id);
+      const now = await backend.now();
+
+      const error = failure('transient', 'FLAKY');
+      const results = await backend.commit([
+        completeItem(firstJob, 'b', { w: 1 }),
+        completeItem(staleClaim, 'b', { w: 'stale' }),
+        { type: 'fail', lease: leaseOf(failingJob), error, durationMs: 3, decision: { action: 'retry', delayMs: 500 } },
+      ]);
+      assert.deepEqual(results, [
+        { outcome: 'committed', runStatus: 'running' },
+        { outcome: 'lease_lost' },
+        { outcome: 'committed', runStatus: 'running' },
+      ]);
+
+      assert.deepEqual(await snapshot(backend, stale.id, staleClaim.job.id), before, 'the refused item changed nothing');
+      const firstDetail = await backend.getRun(first.id);
+      assert.equal(firstDetail?.stages[0]?.status, 'succeeded');
+      assert.deepEqual(firstDetail?.stages[0]?.output, { w: 1 });
+      assert.equal(firstDetail?.run.currentStage, 'b');
+      assert.deepEqual(
+        (await backend.listJobs({ runId: first.id, limit: 10 })).map((j) => [j.stage, j.state]),
+        [['b', 'ready']],
+      );
+      const retried = await backend.getJob(failingJob.job.id);
+      assert.equal(retried?.state, 'ready');
+      assert.equal(retried?.availableAt, now + 500);
+      assert.deepEqual(retried?.lastError, error);
+      assert.equal((await backend.getRun(failing.id))?.stages[0]?.status, 'failed');
+
+      // The holder of the fresh lease still commits.
+      assert.deepEqual(await backend.commit([completeItem(reclaimed, 'b')]), [{ outcome: 'committed', runStatus: 'running' }]);
+    });
+
+    test('items of one batch touching the same run and stage behave as if committed one after another', async ({ backend }) => {
+      const one = await submit(backend);
+      const two = await submit(backend);
+      const [a1, a2] = await claim(backend, { queue: 'demo.a', workerId: 'w1', limit: 2, leaseMs: LEASE_MS });
+      assert.ok(a1 && a2);
+      assert.deepEqual(
+        [a1.run.id, a2.run.id].sort(),
+        [one.id, two.id].sort(),
+      );
+      const results = await backend.commit([
+        completeItem(a1, 'b', 'one'),
+        completeItem(a2, null, 'two'),
+        // The same lease as the first item: that item already consumed it.
+        { type: 'fail', lease: leaseOf(a1), error: failure('permanent'), durationMs: 1, decision: { action: 'dead_letter', rollback: null } },
+        completeItem(a1, 'c', 'again'),
+      ]);
+      assert.deepEqual(results, [
+        { outcome: 'committed', runStatus: 'running' },
+        { outcome: 'committed', runStatus: 'succeeded' },
+        { outcome: 'lease_lost' },
+        { outcome: 'lease_lost' },
+      ]);
+
+      const d1 = await backend.getRun(a1.run.id);
+      assert.equal(d1?.run.status, 'running');
+      assert.equal(d1?.run.currentStage, 'b');
+      assert.equal(d1?.run.error, null);
+      assert.deepEqual(
+        d1?.stages.map((s) => [s.status, s.output]),
+        [
+          ['succeeded', 'one'],
+          ['pending', null],
+          ['pending', null],
+        ],
+      );
+      assert.deepEqual(
+        (await backend.listJobs({ runId: a1.run.id, limit: 10 })).map((j) => [j.stage, j.state]),
+        [['b', 'ready']],
+      );
+      assert.deepEqual(
+        (await backend.readLedger(a1.run.id)).map((e) => [e.key, e.output]),
+        [[jobIdempotencyKey(a1.run.id, 'a', 'stage'), 'one']],
+      );
+      const d2 = await backend.getRun(a2.run.id);
+      assert.equal(d2?.run.status, 'succeeded');
+      assert.deepEqual(await backend.listJobs({ runId: a2.run.id, limit: 10 }), []);
+    });
+
+    test('a batch can dead-letter with a rollback and complete other runs; each result is that run\'s status after its item', async ({ backend }) => {
+      const compensated = await submit(backend);
+      await passStage(backend, 'a', 'b');
+      const plain = await submit(backend);
+      const b = await claimOne(backend, 'demo.b');
+      const a = await claimOne(backend, 'demo.a');
+      assert.equal(a.run.id, plain.id);
+      const results = await backend.commit([
+        { type: 'fail', lease: leaseOf(b), error: failure('permanent'), durationMs: 1, decision: { action: 'dead_letter', rollback: rollbackJob('a') } },
+        completeItem(a, 'b'),
+      ]);
+      assert.deepEqual(results, [
+        { outcome: 'committed', runStatus: 'dead_lettered' },
+        { outcome: 'committed', runStatus: 'running' },
+      ]);
+      const detail = await backend.getRun(compensated.id);
+      assert.equal(detail?.stages[0]?.rollbackStatus, 'pending');
+      assert.equal(detail?.stages[1]?.status, 'dead_lettered');
+      // The rollback of a and plain's b are both ready; each on its own queue.
+      const rollback = await claimOne(backend, 'demo.a');
+      assert.equal(rollback.job.kind, 'rollback');
+      assert.equal((await claimOne(backend, 'demo.b')).run.id, plain.id);
+    });
+
+    test('twenty completions in one batch each record their stage and enqueue or end their own run', async ({ backend }) => {
+      for (let i = 0; i < 20; i++) await submit(backend);
+      const claimed = await claim(backend, { queue: 'demo.a', workerId: 'w1', limit: 20, leaseMs: LEASE_MS });
+      assert.equal(claimed.length, 20);
+      const results = await backend.commit(claimed.map((cj, i) => completeItem(cj, i % 2 === 0 ? 'b' : null, i)));
+      assert.deepEqual(
+        results.map((r) => (r.outcome === 'committed' ? r.runStatus : r.outcome)),
+        claimed.map((_, i) => (i % 2 === 0 ? 'running' : 'succeeded')),
+      );
+      for (const [i, cj] of claimed.entries()) {
+        const detail = await backend.getRun(cj.run.id);
+        assert.equal(detail?.run.status, i % 2 === 0 ? 'running' : 'succeeded');
+        assert.equal(detail?.stages[0]?.output, i);
+        assert.deepEqual((await backend.readLedger(cj.run.id)).map((e) => e.output), [i]);
+      }
+      const next = await claim(backend, { queue: 'demo.b', workerId: 'w1', limit: 50, leaseMs: LEASE_MS });
+      assert.equal(next.length, 10);
+      for (const cj of next) assert.deepEqual(cj.outputs, { a: claimed.findIndex((c) => c.run.id === cj.run.id) });
+    });
+
+    test('an empty commit batch returns no results', async ({ backend }) => {
+      assert.deepEqual(await backend.commit([]), []);
+    });
+
+    test('claimJobs over several queues in one call respects each limit and pause and groups results in request order', async ({ backend }) => {
+      const other = (stage: string) => stageJob(stage, { pipeline: 'other' });
+      for (let i = 0; i < 3; i++) await submit(backend);
+      for (let i = 0; i < 3; i++) await submit(backend, { pipeline: 'other', firstJob: other('a') });
+      for (let i = 0; i < 2; i++) await submit(backend, { pipeline: 'third', firstJob: stageJob('a', { pipeline: 'third' }) });
+      await backend.setQueuePaused('third.a', true);
+
+      const request = (queue: string, limit: number) => ({ queue, workerId: 'w1', limit, leaseMs: LEASE_MS });
+      const batch = await backend.claimJobs([request('other.a', 1), request('third.a', 5), request('demo.a', 2), request('empty.q', 3)]);
+      assert.deepEqual(
+        batch.map((cj) => cj.job.queue),
+        ['other.a', 'demo.a', 'demo.a'],
+      );
+      assert.equal(new Set(batch.map((cj) => cj.job.fence)).size, 3, 'every claim gets its own fence');
+      for (const cj of batch) assert.equal(cj.job.state, 'leased');
+
+      const rest = await backend.claimJobs([request('demo.a', 5), request('other.a', 5), request('third.a', 0)]);
+      assert.deepEqual(
+        rest.map((cj) => cj.job.queue),
+        ['demo.a', 'other.a', 'other.a'],
+      );
+      await backend.setQueuePaused('third.a', false);
+      const third = await backend.claimJobs([request('third.a', 5), request('demo.a', 5)]);
+      assert.deepEqual(
+        third.map((cj) => cj.job.queue),
+        ['third.a', 'third.a'],
+      );
+      assert.deepEqual(await backend.claimJobs([]), []);
+    });
+  });
+}
