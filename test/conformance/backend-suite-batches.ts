@@ -209,5 +209,17 @@ export function describeBatches(harness: BackendHarness): void {
       );
       assert.deepEqual(await backend.claimJobs([]), []);
     });
+
+    test('a queue named twice in one claimJobs call is served twice without handing a job out twice', async ({ backend }) => {
+      for (let i = 0; i < 3; i++) await submit(backend);
+      const request = (workerId: string, limit: number) => ({ queue: 'demo.a', workerId, limit, leaseMs: LEASE_MS });
+      const batch = await backend.claimJobs([request('w1', 2), request('w2', 2)]);
+      assert.deepEqual(
+        batch.map((cj) => cj.job.leaseOwner),
+        ['w1', 'w1', 'w2'],
+      );
+      assert.equal(new Set(batch.map((cj) => cj.job.id)).size, 3);
+      for (const cj of batch) assert.equal((await backend.getJob(cj.job.id))?.leaseToken, cj.job.leaseToken);
+    });
   });
 }

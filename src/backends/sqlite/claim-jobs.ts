@@ -8,12 +8,12 @@ import type { JsonValue, Run } from '../../core/model.ts';
 import type { ClaimedJob, ClaimRequest } from '../../core/ports.ts';
 import type { SqliteContext } from './context.ts';
 import { MAX_PICK_LIMIT } from './job-queries.ts';
-import { fromJson, jobFromRow, runFromRow, type JobRow, type RunRow } from './rows.ts';
+import { fromJson, jobFromRow, jobRowFromValues, runFromRow, type JobRow, type RunRow } from './rows.ts';
+import type { LeaseJobParams } from './statements.ts';
 
-/** A job chosen for a claim, with the request it answers. */
+/** A job chosen for a claim (its row as read), with the request it answers. */
 interface PickedJob {
-  id: string;
-  runId: string;
+  row: JobRow;
   request: ClaimRequest;
 }
 
@@ -35,11 +35,12 @@ function pickAll(ctx: SqliteContext, requests: readonly ClaimRequest[], now: num
     const limit = Math.min(Math.floor(request.limit), MAX_PICK_LIMIT);
     const rows = sql.pickClaimable(Math.min(limit + earlier, MAX_PICK_LIMIT)).all({ queue: request.queue, now });
     let taken = 0;
-    for (const row of rows) {
+    for (const values of rows) {
       if (taken === limit) break;
+      const row = jobRowFromValues(values);
       if (picked.has(row.id)) continue;
       picked.add(row.id);
-      picks.push({ id: row.id, runId: row.run_id, request });
+      picks.push({ row, request });
       taken += 1;
     }
     pickedPerQueue.set(request.queue, earlier + taken);
@@ -49,36 +50,46 @@ function pickAll(ctx: SqliteContext, requests: readonly ClaimRequest[], now: num
 
 /**
  * Leases the picked jobs in order, each with its own token and the next fence of one block, and
- * marks their stage records running and queued runs running (patching `runs` to match).
+ * marks their stage records running and queued runs running (patching `runs` to match). Each
+ * lease is computed here from the picked row and written as computed, so no row is read back.
  */
 function leasePicked(ctx: SqliteContext, picks: readonly PickedJob[], runs: Map<string, RunRow>, now: number): JobRow[] {
   const sql = ctx.sql();
   const counter = sql.takeFences.get(picks.length);
   if (!counter) throw new Error('fence_counter row is missing');
   const firstFence = counter.value - picks.length + 1;
-  return picks.map(({ id, runId, request }, i) => {
-    const leaseUntil = now + request.leaseMs;
-    const job = sql.leaseJob.get({
-      id,
+  return picks.map(({ row, request }, i): JobRow => {
+    const lease = {
+      id: row.id,
+      attempt: row.attempt + 1,
+      // Taking over an expired lease is a redelivery.
+      redeliveries: row.redeliveries + (row.state === 'leased' ? 1 : 0),
       owner: request.workerId,
       token: ctx.ids.token(),
       fence: firstFence + i,
-      lease_until: leaseUntil,
+      lease_until: now + request.leaseMs,
       lease_ms: request.leaseMs,
-    });
-    if (!job) throw new Error(`picked job ${id} vanished inside the claim transaction`);
-    // A rollback job compensates a stage that succeeded: that record's status must stay as is.
-    if (job.kind === 'stage') {
-      sql.claimStage.run({ run_id: runId, stage: job.stage, owner: request.workerId, lease_until: leaseUntil, now });
-    }
-    const run = runs.get(runId);
-    // Only a run's first claim finds it queued: later stages skip the write.
-    if (run?.status === 'queued') {
-      sql.markRunRunning.run(now, runId);
-      runs.set(runId, { ...run, status: 'running', updated_at: now });
-    }
-    return job;
+    };
+    sql.leaseJob.run(lease);
+    markClaimed(ctx, row, lease, runs, now);
+    const { owner, token, ...fields } = lease;
+    return { ...row, ...fields, state: 'leased', lease_owner: owner, lease_token: token };
   });
+}
+
+/** A claimed stage job's record becomes running; a queued run becomes running (once). */
+function markClaimed(ctx: SqliteContext, job: JobRow, lease: LeaseJobParams, runs: Map<string, RunRow>, now: number): void {
+  const sql = ctx.sql();
+  // A rollback job compensates a stage that succeeded: that record's status must stay as is.
+  if (job.kind === 'stage') {
+    sql.claimStage.run({ run_id: job.run_id, stage: job.stage, owner: lease.owner, lease_until: lease.lease_until, now });
+  }
+  const run = runs.get(job.run_id);
+  // Only a run's first claim finds it queued: later stages skip the write.
+  if (run?.status === 'queued') {
+    sql.markRunRunning.run(now, job.run_id);
+    runs.set(job.run_id, { ...run, status: 'running', updated_at: now });
+  }
 }
 
 /** Outputs of the succeeded stages of every run in the batch, by run id then stage. */
@@ -103,7 +114,7 @@ export function claimJobs(ctx: SqliteContext, requests: readonly ClaimRequest[])
   const now = ctx.clock.now();
   const picks = pickAll(ctx, requests, now);
   if (picks.length === 0) return [];
-  const runIdsJson = JSON.stringify([...new Set(picks.map((p) => p.runId))]);
+  const runIdsJson = JSON.stringify([...new Set(picks.map((p) => p.row.run_id))]);
   const runRows = new Map(ctx.sql().selectRunsByIds.all(runIdsJson).map((row) => [row.id, row]));
   const jobs = leasePicked(ctx, picks, runRows, now);
   const outputs = outputsByRun(ctx, runIdsJson);

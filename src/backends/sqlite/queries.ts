@@ -5,14 +5,12 @@
  * Kept in TypeScript rather than `queries/*.sql` files so each statement sits next to its name
  * and type in one reviewable list; migrations stay in `migrations/*.sql`.
  */
+import { RunStatus } from '../../core/model.ts';
 
 // ---------------------------------------------------------------- runs
 
 /** In: id. Out: the run row or nothing. */
 export const SELECT_RUN = 'SELECT * FROM runs WHERE id = ?';
-
-/** In: id. Out: the run's status (failures need only that, not the whole row). */
-export const SELECT_RUN_STATUS = 'SELECT status FROM runs WHERE id = ?';
 
 /** In: pipeline, idempotency key. Out: the run submitted with that key (unique per pipeline). */
 export const SELECT_RUN_BY_IDEMPOTENCY_KEY = 'SELECT * FROM runs WHERE pipeline = ? AND idempotency_key = ?';
@@ -77,11 +75,22 @@ export const LIST_RUNS = `
   WHERE id < @before AND (@pipeline IS NULL OR pipeline = @pipeline)
   ORDER BY id DESC LIMIT @limit`;
 
-/** As {@link LIST_RUNS} for one status, walking runs_status instead. */
-export const LIST_RUNS_BY_STATUS = `
-  SELECT * FROM runs
-  WHERE status = @status AND id < @before AND (@pipeline IS NULL OR pipeline = @pipeline)
+/** Statuses runs_status indexes (migration 0001): the ones an operator looks for. */
+const INDEXED_STATUSES: ReadonlySet<RunStatus> = new Set(['failed', 'dead_lettered', 'cancelled', 'superseded', 'parked']);
+
+/**
+ * As {@link LIST_RUNS} for one status. The status is a literal (validated against the
+ * RunStatus values) so that SQLite can use the partial runs_status index for the statuses it
+ * holds; the others walk the table newest first.
+ */
+export function listRunsByStatusSql(status: RunStatus): string {
+  if (!(Object.values(RunStatus) as string[]).includes(status)) throw new RangeError(`unknown run status ${status}`);
+  const index = INDEXED_STATUSES.has(status) ? 'INDEXED BY runs_status' : '';
+  return `
+  SELECT * FROM runs ${index}
+  WHERE status = '${status}' AND id < @before AND (@pipeline IS NULL OR pipeline = @pipeline)
   ORDER BY id DESC LIMIT @limit`;
+}
 
 // ---------------------------------------------------------------- stage records
 

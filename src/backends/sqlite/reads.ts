@@ -22,7 +22,7 @@ const AFTER_EVERY_ID = '\u{10FFFF}';
 export function listRuns(ctx: SqliteContext, query: ListRunsQuery): Run[] {
   const sql = ctx.sql();
   const params = { pipeline: query.pipeline ?? null, before: query.before ?? AFTER_EVERY_ID, limit: Math.max(0, query.limit) };
-  const rows = query.status === undefined ? sql.listRuns.all(params) : sql.listRunsByStatus.all({ ...params, status: query.status });
+  const rows = query.status === undefined ? sql.listRuns.all(params) : sql.listRunsByStatus(query.status).all(params);
   return rows.map(runFromRow);
 }
 

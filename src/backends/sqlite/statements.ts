@@ -84,9 +84,9 @@ type ReapedRow = Pick<JobRow, 'run_id' | 'stage' | 'kind' | 'queue'>;
 type ListRunsParams = { pipeline: string | null; before: string; limit: number };
 type ListJobsParams = { queue: string | null; state: JobState | null; limit: number };
 
-/** A statement prepared on first use of each value of the number its text depends on. */
-function preparedPerValue<S>(prepare: (value: number) => S): (value: number) => S {
-  const cache = new Map<number, S>();
+/** A statement prepared on first use of each value its text depends on (a few values each). */
+function preparedPerValue<K, S>(prepare: (value: K) => S): (value: K) => S {
+  const cache = new Map<K, S>();
   return (value) => {
     let statement = cache.get(value);
     if (statement === undefined) cache.set(value, (statement = prepare(value)));
@@ -98,7 +98,6 @@ function preparedPerValue<S>(prepare: (value: number) => S): (value: number) => 
 function prepareRunStatements(db: SqliteDatabase) {
   return {
     selectRun: db.prepare<[string], RunRow>(Q.SELECT_RUN),
-    selectRunStatus: db.prepare<[string], Pick<RunRow, 'status'>>(Q.SELECT_RUN_STATUS),
     selectRunByIdempotencyKey: db.prepare<[string, string], RunRow>(Q.SELECT_RUN_BY_IDEMPOTENCY_KEY),
     selectRunsByIds: db.prepare<[string], RunRow>(Q.SELECT_RUNS_BY_IDS),
     selectNewerSubjectRun: db.prepare<[string, string, number], RunRow>(Q.SELECT_NEWER_SUBJECT_RUN),
@@ -110,9 +109,9 @@ function prepareRunStatements(db: SqliteDatabase) {
     finishRun: db.prepare<{ id: string; status: RunStatus; now: number }>(Q.FINISH_RUN),
     markRunRunning: db.prepare<[number, string]>(Q.MARK_RUN_RUNNING),
     listRuns: db.prepare<ListRunsParams, RunRow>(Q.LIST_RUNS),
-    listRunsByStatus: db.prepare<ListRunsParams & { status: RunStatus }, RunRow>(Q.LIST_RUNS_BY_STATUS),
+    listRunsByStatus: preparedPerValue((status: RunStatus) => db.prepare<ListRunsParams, RunRow>(Q.listRunsByStatusSql(status))),
 
-    insertStages: preparedPerValue((count) => db.prepare<(string | number)[]>(Q.insertStagesSql(count))),
+    insertStages: preparedPerValue((count: number) => db.prepare<(string | number)[]>(Q.insertStagesSql(count))),
     selectStagesOfRun: db.prepare<[string], StageRow>(Q.SELECT_STAGES_OF_RUN),
     selectSucceededOutputs: db.prepare<[string], StageOutputRow>(Q.SELECT_SUCCEEDED_OUTPUTS),
     claimStage: db.prepare<{ run_id: string; stage: string; owner: string; lease_until: number; now: number }>(Q.CLAIM_STAGE),
@@ -153,7 +152,7 @@ function prepareJobStatements(db: SqliteDatabase) {
     insertJob: db.prepare<InsertJobParams>(J.INSERT_JOB),
     selectJob: db.prepare<[string], JobRow>(J.SELECT_JOB),
     // Read raw (see JOB_COLUMNS): better-sqlite3's typings have no raw-row mode, hence `unknown[]`.
-    pickClaimable: preparedPerValue((limit) => db.prepare<{ queue: string; now: number }, unknown[]>(J.pickClaimableSql(limit)).raw(true)),
+    pickClaimable: preparedPerValue((limit: number) => db.prepare<{ queue: string; now: number }, unknown[]>(J.pickClaimableSql(limit)).raw(true)),
     leaseJob: db.prepare<LeaseJobParams>(J.LEASE_JOB),
     renewJob: db.prepare<[number, string]>(J.RENEW_JOB),
     deleteLeasedJob: db.prepare<{ id: string; token: string; now: number }, DeletedJobRow>(J.DELETE_LEASED_JOB),

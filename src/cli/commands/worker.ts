@@ -12,7 +12,7 @@ interface WorkerCommandOptions extends GlobalOptions {
 async function runWorker(ctx: CliContext, options: WorkerCommandOptions): Promise<void> {
   const shutdown = ctx.shutdownRequested();
   const rt = await openCommandRuntime(ctx, options);
-  const { config, kiln, logger } = rt;
+  const { config, logger } = rt;
   const worker = rt.createWorker({
     ...(options.workerId === undefined ? {} : { workerId: options.workerId }),
     ...(options.queues === undefined ? {} : { queues: options.queues }),
