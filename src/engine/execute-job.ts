@@ -3,30 +3,23 @@
  * commit item recording the outcome, fenced by the lease and group-committed with the other jobs
  * that finish in the same tick. A handler that ignores its signal is abandoned: the executor stops waiting for it at once.
  */
-import type { Clock } from '../core/clock.ts';
 import { LeaseLostError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { JsonValue } from '../core/model.ts';
-import type { EngineObserver, StageOutcome } from '../core/observer.ts';
+import type { StageOutcome } from '../core/observer.ts';
 import type { StageContext } from '../core/pipeline/define-pipeline.ts';
 import { classifyError, decideFailure } from '../core/policy/retry.ts';
-import type { ArtifactStore, Backend, ClaimedJob, CommitResult, FailureDecision, LeaseRef } from '../core/ports.ts';
+import type { ClaimedJob, CommitResult, FailureDecision, LeaseRef } from '../core/ports.ts';
 import type { CommitBatcher } from './commit-batcher.ts';
 import { StageAbortError } from './abort-reason.ts';
 import type { HeldJob, LeaseKeeper } from './lease-keeper.ts';
 import { invokeHandler } from './invoke-handler.ts';
-import type { PlannedStage, StagePlan } from './stage-plan.ts';
+import type { PlannedStage } from './stage-plan.ts';
 import type { ThreadPool } from './thread-pool.ts';
+import type { WorkerDeps } from './worker-deps.ts';
 
-/** What the executor needs from its worker. */
-export interface ExecutorDeps {
-  backend: Backend;
-  plan: StagePlan;
-  artifacts: ArtifactStore;
-  logger: Logger;
-  observer: EngineObserver;
-  clock: Clock;
-  random: () => number;
+/** What the executor needs: the engine's parts plus its worker's lease keeper, pool and batcher. */
+export interface ExecutorDeps extends Omit<WorkerDeps, 'ids'> {
   leases: LeaseKeeper;
   threads: ThreadPool;
   commits: CommitBatcher;

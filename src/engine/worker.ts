@@ -3,31 +3,17 @@
  * the executor, and sleeps until a wake hint or the poll interval when there is nothing to do.
  * A reaper timer hands expired leases back and sweeps orphaned temp files.
  */
-import type { CancelTimer, Clock } from '../core/clock.ts';
+import type { CancelTimer } from '../core/clock.ts';
 import { NotFoundError } from '../core/errors.ts';
-import type { IdGenerator } from '../core/ids.ts';
-import type { Logger } from '../core/logger.ts';
-import type { EngineObserver } from '../core/observer.ts';
-import type { ArtifactStore, Backend, ClaimedJob, ClaimRequest } from '../core/ports.ts';
+import type { ClaimedJob, ClaimRequest } from '../core/ports.ts';
 import { StageAbortError } from './abort-reason.ts';
 import { createCommitBatcher } from './commit-batcher.ts';
 import { executeJob, type ExecutorDeps } from './execute-job.ts';
 import type { Worker, WorkerOptions } from './kiln-types.ts';
 import { createLeaseKeeper } from './lease-keeper.ts';
-import type { StagePlan } from './stage-plan.ts';
 import { createThreadPool } from './thread-pool.ts';
+import type { WorkerDeps } from './worker-deps.ts';
 
-/** What a worker shares with its engine. */
-export interface WorkerDeps {
-  backend: Backend;
-  plan: StagePlan;
-  artifacts: ArtifactStore;
-  logger: Logger;
-  observer: EngineObserver;
-  clock: Clock;
-  ids: IdGenerator;
-  random: () => number;
-}
 
 const DEFAULT_POLL_MS = 250;
 const DEFAULT_REAP_MS = 1_000;

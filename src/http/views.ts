@@ -10,25 +10,12 @@ function isoTime(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
 }
 
-/** A run as the API shows it. */
-export interface RunView {
-  id: string;
-  pipeline: string;
-  pipelineVersion: number;
-  status: Run['status'];
-  currentStage: string | null;
-  input: JsonValue;
-  inputChecksum: string;
-  idempotencyKey: string | null;
-  subjectId: string | null;
-  subjectVersion: number | null;
-  tenant: string | null;
-  traceId: string | null;
-  error: StageErrorRecord | null;
+/** A run as the API shows it: the record with ISO-8601 times. */
+export type RunView = Omit<Run, 'createdAt' | 'updatedAt' | 'finishedAt'> & {
   createdAt: string;
   updatedAt: string;
   finishedAt: string | null;
-}
+};
 
 /** One entry of a run's stage timeline. */
 export interface StageView {
@@ -74,19 +61,7 @@ export type JobView = Omit<Job, 'leaseToken' | 'availableAt' | 'enqueuedAt' | 'l
 /** Converts a run. */
 export function runView(run: Run): RunView {
   return {
-    id: run.id,
-    pipeline: run.pipeline,
-    pipelineVersion: run.pipelineVersion,
-    status: run.status,
-    currentStage: run.currentStage,
-    input: run.input,
-    inputChecksum: run.inputChecksum,
-    idempotencyKey: run.idempotencyKey,
-    subjectId: run.subjectId,
-    subjectVersion: run.subjectVersion,
-    tenant: run.tenant,
-    traceId: run.traceId,
-    error: run.error,
+    ...run,
     createdAt: new Date(run.createdAt).toISOString(),
     updatedAt: new Date(run.updatedAt).toISOString(),
     finishedAt: isoTime(run.finishedAt),

@@ -1,0 +1,19 @@
+/** What a worker shares with its engine (and passes on to the executor). */
+import type { Clock } from '../core/clock.ts';
+import type { IdGenerator } from '../core/ids.ts';
+import type { Logger } from '../core/logger.ts';
+import type { EngineObserver } from '../core/observer.ts';
+import type { ArtifactStore, Backend } from '../core/ports.ts';
+import type { StagePlan } from './stage-plan.ts';
+
+/** The engine's parts a worker runs with. */
+export interface WorkerDeps {
+  backend: Backend;
+  plan: StagePlan;
+  artifacts: ArtifactStore;
+  logger: Logger;
+  observer: EngineObserver;
+  clock: Clock;
+  ids: IdGenerator;
+  random: () => number;
+}
