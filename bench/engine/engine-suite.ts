@@ -131,7 +131,7 @@ export async function runEngineSuite(args: EngineArgs): Promise<{ report: Engine
   console.log(`\n${formatTable(report)}\n`);
   const ratios = formatRatios(report);
   if (ratios) console.log(`${ratios}\n`);
-  console.log('p50/p99: per stage job, handler start -> commit finished (kiln: completeStage resolved; bullmq: worker "completed" event).');
+  console.log('p50/p99: per stage job, handler start -> commit finished (kiln: commit resolved; bullmq: worker "completed" event).');
   mkdirSync(RESULTS_DIR, { recursive: true });
   // Colons are not portable in file names, so the ISO timestamp uses '-' there.
   const path = `${RESULTS_DIR}engine-${startedAt.replace(/[:.]/g, '-')}.json`;

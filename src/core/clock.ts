@@ -12,7 +12,10 @@ export interface Clock {
   now(): number;
   /** Calls `fn` once after `ms` milliseconds, unless cancelled. */
   setTimer(fn: () => void, ms: number): CancelTimer;
-  /** Resolves after `ms` milliseconds, or early (without rejecting) when `signal` aborts. */
+  /**
+   * Resolves after `ms` milliseconds, or early (without rejecting) when `signal` aborts.
+   * `sleep(0)` yields: to the event loop once on the real clock, at once on a fake one.
+   */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
@@ -40,6 +43,7 @@ export const systemClock: Clock = {
     return () => clearTimeout(t);
   },
   sleep(ms, signal) {
+    if (ms <= 0 && !signal?.aborted) return new Promise((resolve) => setImmediate(resolve));
     return sleepWith(systemClock, ms, signal);
   },
 };
