@@ -103,6 +103,8 @@ export interface ClaimedJob {
    * the engine dead-letters it without running the handler.
    */
   exhausted: boolean;
+  /** True when this claim took over an expired lease (a redelivery, counted once, here). */
+  redelivered: boolean;
 }
 
 /** Identifies a held lease. */

@@ -54,6 +54,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
 
   const launch = (claimed: ClaimedJob): void => {
     const queue = claimed.job.queue;
+    if (claimed.redelivered) deps.observer.redelivered(queue, 1);
     inflight.set(queue, (inflight.get(queue) ?? 0) + 1);
     const p: Promise<void> = executeJob(exec, claimed).finally(() => {
       inflight.set(queue, (inflight.get(queue) ?? 1) - 1);

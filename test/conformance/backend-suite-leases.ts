@@ -75,6 +75,7 @@ export function describeLeases(harness: BackendHarness): void {
         assert.equal(cj.job.leaseMs, LEASE_MS);
         assert.equal(cj.job.attempt, 1);
         assert.equal(cj.job.redeliveries, 0);
+        assert.equal(cj.redelivered, false);
         assert.equal(cj.exhausted, false);
         assert.equal(cj.ledgerOutput, undefined);
         assert.deepEqual(cj.outputs, {});
@@ -161,6 +162,7 @@ export function describeLeases(harness: BackendHarness): void {
       assert.equal(second.job.id, first.job.id);
       assert.equal(second.job.attempt, 2);
       assert.equal(second.job.redeliveries, 1);
+      assert.equal(second.redelivered, true, 'taking over an expired lease is reported as a redelivery');
       assert.equal(second.job.leaseOwner, 'w2');
       assert.notEqual(second.job.leaseToken, first.job.leaseToken);
       assert.ok((second.job.fence ?? 0) > (first.job.fence ?? Infinity));
@@ -251,6 +253,7 @@ export function describeLeases(harness: BackendHarness): void {
       for (const cj of reclaimed) {
         assert.equal(cj.job.attempt, 2);
         assert.equal(cj.job.redeliveries, 1, 'a reaped job is not counted again when claimed');
+        assert.equal(cj.redelivered, false);
       }
     });
   });

@@ -232,6 +232,21 @@ describe('engine worker on the memory backend', () => {
     await worker.stop(0);
   });
 
+  it('takes over the expired lease of a crashed worker and counts one redelivery', async () => {
+    const h = await createEngineHarness([threeStages('t.crash')]);
+    const { run } = await h.kiln.submit('t.crash', {});
+    // A worker that claims and then dies: nothing renews its lease.
+    await h.backend.claimJobs([{ queue: 't.crash.a', workerId: 'crashed', limit: 1, leaseMs: 1_000 }]);
+    const worker = h.kiln.createWorker();
+    assert.equal(await worker.runOnce(), 0, 'not claimable while the lease holds');
+    await h.clock.advance(1_000);
+    assert.equal(await worker.runOnce(), 1);
+    assert.deepEqual(h.recorded.redeliveries, { 't.crash.a': 1 });
+    const detail = await h.kiln.getRun(run.id);
+    assert.equal(detail.stages[0]?.status, 'succeeded');
+    assert.equal(detail.stages[0]?.attempts, 2);
+  });
+
   it('deduplicates submissions by idempotency key and rejects the key with another input', async () => {
     const h = await createEngineHarness([threeStages('t.dedup')]);
     const one = await h.kiln.submit('t.dedup', { a: 1, b: 2 }, { idempotencyKey: 'k1' });

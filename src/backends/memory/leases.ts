@@ -19,7 +19,8 @@ function isClaimable(job: Job, now: number): boolean {
 
 /** Leases one job to `request.workerId` and updates its stage record and run. */
 function leaseJob(store: MemoryStore, job: Job, request: ClaimRequest, now: number): ClaimedJob {
-  if (job.state === JobState.leased) job.redeliveries += 1;
+  const redelivered = job.state === JobState.leased;
+  if (redelivered) job.redeliveries += 1;
   store.fence += 1;
   job.state = JobState.leased;
   job.leaseOwner = request.workerId;
@@ -50,6 +51,7 @@ function leaseJob(store: MemoryStore, job: Job, request: ClaimRequest, now: numb
     outputs: store.outputsOf(job.runId),
     ...(ledger ? { ledgerOutput: ledger.output } : {}),
     exhausted: job.attempt > job.maxAttempts,
+    redelivered,
   };
 }
 

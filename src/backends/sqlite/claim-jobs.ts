@@ -122,7 +122,7 @@ export function claimJobs(ctx: SqliteContext, requests: readonly ClaimRequest[])
   // One Run per run of the batch: its input is parsed once, not once per job.
   const runs = new Map<string, Run>();
 
-  return jobs.map((row): ClaimedJob => {
+  return jobs.map((row, i): ClaimedJob => {
     let run = runs.get(row.run_id);
     if (!run) {
       const runRow = runRows.get(row.run_id);
@@ -137,6 +137,8 @@ export function claimJobs(ctx: SqliteContext, requests: readonly ClaimRequest[])
       outputs: { ...(outputs.get(row.run_id) ?? {}) },
       ...(ledgerOutput === undefined ? {} : { ledgerOutput: fromJson(ledgerOutput) }),
       exhausted: row.attempt > row.max_attempts,
+      // The picked row was still leased: this claim took over an expired lease.
+      redelivered: picks[i]?.row.state === 'leased',
     };
   });
 }
