@@ -31,10 +31,27 @@ function randomHex(bytes: number): string {
 
 const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
 
-/** Time-ordered random ids. */
+const RANDOM_BITS = 80n;
+
+/**
+ * Time-ordered random ids, strictly increasing within one generator: an id made in the same
+ * millisecond as the previous one (or after the clock stepped back) takes the previous time and
+ * random part plus one, as ULID's monotonic mode does.
+ */
 export function createIdGenerator(clock: Clock): IdGenerator {
+  let lastMs = -1;
+  let lastRandom = 0n;
   return {
-    next: (prefix) => `${prefix}_${clock.now().toString(16).padStart(12, '0')}${randomHex(10)}`,
+    next(prefix) {
+      const now = clock.now();
+      if (now > lastMs) {
+        lastMs = now;
+        lastRandom = BigInt(`0x${randomHex(10)}`);
+      } else {
+        lastRandom = (lastRandom + 1n) % (1n << RANDOM_BITS);
+      }
+      return `${prefix}_${lastMs.toString(16).padStart(12, '0')}${lastRandom.toString(16).padStart(20, '0')}`;
+    },
     token: () => randomHex(16),
   };
 }
