@@ -3,25 +3,55 @@
  * (`Backend.commit`). Each item is still fenced by its own lease, so batching changes cost, not
  * meaning. A batch is flushed at the end of the current microtask queue; items arriving while a
  * flush is in flight wait for the next one.
+ *
+ * When the store is unreachable (a retryable error such as BACKEND_UNAVAILABLE), items are retried
+ * with backoff until their lease would have expired: a restart of the database then costs a
+ * delayed commit, not a re-run of finished work. Retrying is safe even if the failed call did
+ * commit: the job is gone, so the retry is refused and changes nothing.
  */
+import type { Clock } from '../core/clock.ts';
+import { PipelineError } from '../core/errors.ts';
 import type { Backend, CommitItem, CommitResult } from '../core/ports.ts';
 
 interface Pending {
   item: CommitItem;
+  /** Epoch ms after which a retry is pointless (the lease has expired). */
+  retryUntil: number;
+  retries: number;
   resolve: (result: CommitResult) => void;
   reject: (err: unknown) => void;
 }
 
 /** Queues commit items and flushes them together. */
 export interface CommitBatcher {
-  commit(item: CommitItem): Promise<CommitResult>;
+  /** Commits `item`; retries transient store failures until `retryUntil` (epoch ms). */
+  commit(item: CommitItem, retryUntil: number): Promise<CommitResult>;
 }
 
+const RETRY_BASE_MS = 100;
+const RETRY_CAP_MS = 2_000;
+
 /** Creates a batcher flushing at most `maxBatch` items per transaction. */
-export function createCommitBatcher(backend: Backend, maxBatch = 256): CommitBatcher {
+export function createCommitBatcher(backend: Backend, clock: Clock, maxBatch = 256): CommitBatcher {
   let queue: Pending[] = [];
   let scheduled = false;
   let flushing = false;
+
+  const retryLater = (p: Pending): void => {
+    const delayMs = Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** p.retries++);
+    clock.setTimer(() => {
+      queue.push(p);
+      schedule();
+    }, delayMs);
+  };
+
+  const failed = (batch: Pending[], err: unknown): void => {
+    const transient = err instanceof PipelineError && err.retryable;
+    for (const p of batch) {
+      if (transient && clock.now() < p.retryUntil) retryLater(p);
+      else p.reject(err);
+    }
+  };
 
   const flush = async (): Promise<void> => {
     scheduled = false;
@@ -37,7 +67,7 @@ export function createCommitBatcher(backend: Backend, maxBatch = 256): CommitBat
         else p.reject(new Error('backend returned fewer commit results than items'));
       });
     } catch (err) {
-      for (const p of batch) p.reject(err);
+      failed(batch, err);
     } finally {
       flushing = false;
       if (queue.length > 0) schedule();
@@ -51,9 +81,9 @@ export function createCommitBatcher(backend: Backend, maxBatch = 256): CommitBat
   };
 
   return {
-    commit(item) {
+    commit(item, retryUntil) {
       return new Promise<CommitResult>((resolve, reject) => {
-        queue.push({ item, resolve, reject });
+        queue.push({ item, retryUntil, retries: 0, resolve, reject });
         schedule();
       });
     },

@@ -72,7 +72,8 @@ export async function executeJob(deps: ExecutorDeps, claimed: ClaimedJob): Promi
     if (claimed.exhausted) {
       await exhausted(deps, stage, claimed, lease, logger);
     } else if (claimed.ledgerOutput !== undefined) {
-      const result = await deps.commits.commit({ type: 'complete', lease, output: claimed.ledgerOutput, durationMs: 0, next: nextSpec(deps, stage, claimed) });
+      const item = { type: 'complete', lease, output: claimed.ledgerOutput, durationMs: 0, next: nextSpec(deps, stage, claimed) } as const;
+      const result = await deps.commits.commit(item, leaseDeadline(deps, claimed));
       if (result.outcome === 'committed') deps.observer.idempotentSkip(job.pipeline, job.stage);
       report(deps, stage, claimed, result, 'succeeded', 0);
     } else {
@@ -90,7 +91,7 @@ async function exhausted(deps: ExecutorDeps, stage: PlannedStage, claimed: Claim
   const error = { class: 'permanent' as const, code: 'LEASE_EXPIRED', message: `lease expired on all ${claimed.job.maxAttempts} attempts` };
   logger.warn({ error }, 'attempts exhausted by lease expiry; dead-lettering');
   const decision: FailureDecision = { action: 'dead_letter', rollback: rollbackSpec(deps, stage, claimed) };
-  const result = await deps.commits.commit({ type: 'fail', lease, error, durationMs: 0, decision });
+  const result = await deps.commits.commit({ type: 'fail', lease, error, durationMs: 0, decision }, leaseDeadline(deps, claimed));
   report(deps, stage, claimed, result, 'dead_lettered', 0, error.class);
 }
 
@@ -137,20 +138,22 @@ async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: Cl
     deps.observer.handlerAbandoned(job.pipeline, job.stage);
     logger.warn({ timeoutMs: stage.policy.timeoutMs }, 'handler ignored its timeout; abandoned');
   }
-  await commitSettled(deps, stage, claimed, lease, logger, settled, durationMs);
+  // Heartbeats stopped with the handler: the lease runs out leaseMs after the last renewal.
+  const retryUntil = held.lastRenewAt + stage.policy.leaseMs;
+  await commitSettled(deps, stage, claimed, { lease, retryUntil }, logger, settled, durationMs);
 }
 
 async function commitSettled(
   deps: ExecutorDeps,
   stage: PlannedStage,
   claimed: ClaimedJob,
-  lease: LeaseRef,
+  { lease, retryUntil }: { lease: LeaseRef; retryUntil: number },
   logger: Logger,
   settled: Settled,
   durationMs: number,
 ): Promise<void> {
   if (settled.kind === 'ok') {
-    const result = await deps.commits.commit({ type: 'complete', lease, output: settled.output, durationMs, next: nextSpec(deps, stage, claimed) });
+    const result = await deps.commits.commit({ type: 'complete', lease, output: settled.output, durationMs, next: nextSpec(deps, stage, claimed) }, retryUntil);
     report(deps, stage, claimed, result, 'succeeded', durationMs);
     if (result.outcome === 'committed') logger.debug({ durationMs }, 'stage succeeded');
     else logger.warn({ durationMs, outcome: result.outcome }, 'commit refused; result discarded');
@@ -167,9 +170,14 @@ async function commitSettled(
   const error = classifyError(settled.kind === 'aborted' ? settled.reason : settled.error);
   const decision = decideFailure({ error, attempt: claimed.job.attempt, policy: stage.policy, rollback: rollbackSpec(deps, stage, claimed), random: deps.random });
   const { retryAfterMs: _ignored, ...record } = error;
-  const result = await deps.commits.commit({ type: 'fail', lease, error: record, durationMs, decision });
+  const result = await deps.commits.commit({ type: 'fail', lease, error: record, durationMs, decision }, retryUntil);
   report(deps, stage, claimed, result, OUTCOME_BY_DECISION[decision.action], durationMs, error.class);
   logger.warn({ error: record, decision, outcome: result.outcome }, 'stage attempt failed');
+}
+
+/** When a job committed without running a handler stops being ours: a lease from its claim. */
+function leaseDeadline(deps: ExecutorDeps, claimed: ClaimedJob): number {
+  return deps.clock.now() + (claimed.job.leaseMs ?? 0);
 }
 
 /** The job to enqueue after this one commits. */

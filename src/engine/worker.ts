@@ -37,7 +37,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
   const leases = createLeaseKeeper({ backend: deps.backend, clock: deps.clock, logger, tickMs: Math.max(10, Math.floor(Math.min(...heartbeats) / 2)) });
   const threadSlots = stages.filter((s) => s.policy.isolation === 'thread').reduce((n, s) => n + s.policy.concurrency, 0);
   const threads = createThreadPool(threadSlots);
-  const exec: ExecutorDeps = { ...deps, logger, leases, threads, commits: createCommitBatcher(deps.backend) };
+  const exec: ExecutorDeps = { ...deps, logger, leases, threads, commits: createCommitBatcher(deps.backend, deps.clock) };
   const inflight = new Map<string, number>(queues.map((q) => [q, 0]));
   const executions = new Set<Promise<void>>();
   let running = false;

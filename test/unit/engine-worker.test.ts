@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { StageFailure } from '../../src/core/errors.ts';
+import { BackendUnavailableError, StageFailure } from '../../src/core/errors.ts';
 import { definePipeline, type StageHandler } from '../../src/core/pipeline/define-pipeline.ts';
 import { createEngineHarness, deferred } from '../support/engine-harness.ts';
 
@@ -245,6 +245,23 @@ describe('engine worker on the memory backend', () => {
     const detail = await h.kiln.getRun(run.id);
     assert.equal(detail.stages[0]?.status, 'succeeded');
     assert.equal(detail.stages[0]?.attempts, 2);
+  });
+
+  it('retries a commit while the store is unavailable, so finished work is not run again', async () => {
+    let calls = 0;
+    const h = await createEngineHarness([threeStages('t.outage', { a: () => ++calls })]);
+    const commit = h.backend.commit.bind(h.backend);
+    let outages = 2;
+    h.backend.commit = (items) => (outages-- > 0 ? Promise.reject(new BackendUnavailableError('store restarting')) : commit(items));
+    const { run } = await h.kiln.submit('t.outage', {});
+    const worker = h.kiln.createWorker({ pollMs: 100 });
+    worker.start();
+    for (let i = 0; i < 20; i++) await h.clock.advance(100);
+    const detail = await h.kiln.getRun(run.id);
+    assert.equal(detail.run.status, 'succeeded');
+    assert.equal(calls, 1, 'the handler ran once');
+    assert.equal(detail.stages[0]?.attempts, 1);
+    await worker.stop(0);
   });
 
   it('deduplicates submissions by idempotency key and rejects the key with another input', async () => {
