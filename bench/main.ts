@@ -3,18 +3,39 @@
  *   engine   5-stage no-op pipeline: kiln (memory, SQLite) vs BullMQ (private redis-server).
  *            Flags: --runs N (default 2000), --concurrency C (default 10), --only a,b
  *            Systems: kiln-memory, kiln-sqlite, bullmq. Writes bench/results/engine-<timestamp>.json.
+ *   engine --store postgres
+ *            kiln vs graphile-worker (defaults, batched) vs pg-boss on one PostgreSQL (a private
+ *            cluster, or KILN_PG_URL): pre-filled no-op jobs/s and 5-stage chains/s.
+ *            Flags: --jobs N (default 5000), --chains N (default 1000), --concurrency C (default 10),
+ *            --only kiln,graphile-default,graphile-batched,pg-boss, --scenario noop,chains, --cpu-prof
+ *            (profile the kiln children, print hotspots). Writes bench/results/engine-postgres-<timestamp>.json.
  */
-import { parseEngineArgs } from './engine/engine-args.ts';
+import { EngineStore, parseEngineArgs, parseEngineStore } from './engine/engine-args.ts';
 import { runEngineSuite } from './engine/engine-suite.ts';
+import { parsePgEngineArgs } from './engine-pg/pg-engine-args.ts';
+import { runPgSuite } from './engine-pg/pg-suite.ts';
 
-const USAGE = 'usage: npm run bench -- engine [--runs 2000] [--concurrency 10] [--only kiln-memory,kiln-sqlite,bullmq]';
+const USAGE = [
+  'usage: npm run bench -- engine [--runs 2000] [--concurrency 10] [--only kiln-memory,kiln-sqlite,bullmq]',
+  '       npm run bench -- engine --store postgres [--jobs 5000] [--chains 1000] [--concurrency 10]',
+  '                               [--only kiln,graphile-default,graphile-batched,pg-boss] [--scenario noop,chains] [--cpu-prof]',
+].join('\n');
+
+/** Runs the engine suite for the chosen store; true when some system failed. */
+async function runEngine(argv: readonly string[]): Promise<boolean> {
+  if (parseEngineStore(argv) === EngineStore.Postgres) {
+    const { report } = await runPgSuite(parsePgEngineArgs(argv));
+    return report.results.some((r) => 'skipped' in r);
+  }
+  const { report } = await runEngineSuite(parseEngineArgs(argv));
+  // A failed system leaves a "skipped: failed ..." row; the exit code says so too.
+  return report.results.some((r) => 'skipped' in r && r.skipped.startsWith('failed'));
+}
 
 const [suite, ...rest] = process.argv.slice(2);
 if (suite === 'engine') {
   try {
-    const { report } = await runEngineSuite(parseEngineArgs(rest));
-    // A failed system leaves a "skipped: failed ..." row; the exit code says so too.
-    if (report.results.some((r) => 'skipped' in r && r.skipped.startsWith('failed'))) process.exitCode = 1;
+    if (await runEngine(rest)) process.exitCode = 1;
   } catch (err) {
     console.error((err as Error).message);
     console.error(USAGE);

@@ -17,11 +17,28 @@ export interface EngineArgs {
 const DEFAULT_RUNS = 2000;
 const DEFAULT_CONCURRENCY = 10;
 
-function positiveInt(name: string, raw: string | undefined, fallback: number): number {
+/** Reads a `--name N` flag value that must be a positive integer; `fallback` when absent. */
+export function positiveInt(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, got "${raw}"`);
   return value;
+}
+
+/** Which store the engine suite runs against: the default trio, or one PostgreSQL server. */
+export const EngineStore = { Default: 'default', Postgres: 'postgres' } as const;
+export type EngineStore = (typeof EngineStore)[keyof typeof EngineStore];
+
+/**
+ * Reads only `--store` (other flags are left to the store's own parser): absent means the
+ * default suite (kiln-memory, kiln-sqlite, BullMQ); `postgres` selects the PostgreSQL suite.
+ */
+export function parseEngineStore(argv: readonly string[]): EngineStore {
+  const { values } = parseArgs({ args: [...argv], allowPositionals: true, strict: false, options: { store: { type: 'string' } } });
+  const raw = values.store;
+  if (raw === undefined) return EngineStore.Default;
+  if (raw === EngineStore.Postgres) return EngineStore.Postgres;
+  throw new Error(`--store must be "postgres" (or absent for the default suite), got "${String(raw)}"`);
 }
 
 /** Parses `--runs N --concurrency C [--only a,b]`; unknown flags are errors, positionals are ignored. */

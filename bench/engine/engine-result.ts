@@ -47,7 +47,18 @@ export function summarize(samplesMs: readonly number[]): LatencySummary {
 /** Marks the result line so the suite finds it even if a library logs to stdout. */
 export const RESULT_PREFIX = 'BENCH_RESULT ';
 
+/** Prints any JSON-serialisable result as the child's single result line. */
+export function emitResultLine(result: object): void {
+  process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);
+}
+
 /** Prints the result as the child's single result line. */
 export function emitResult(result: EngineResult): void {
-  process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);
+  emitResultLine(result);
+}
+
+/** Finds the result line in a child's stdout and parses it; undefined when there is none. */
+export function parseResultLine(stdout: string): unknown {
+  const line = stdout.split('\n').find((l) => l.startsWith(RESULT_PREFIX));
+  return line === undefined ? undefined : (JSON.parse(line.slice(RESULT_PREFIX.length)) as unknown);
 }

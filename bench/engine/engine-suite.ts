@@ -2,13 +2,14 @@
  * The engine suite: runs each system in its own child process (separate heap, GC and RSS),
  * collects their result lines, prints the comparison table and writes the JSON report.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { EngineArgs } from './engine-args.ts';
-import { RESULT_PREFIX, type EngineResult } from './engine-result.ts';
+import type { EngineResult } from './engine-result.ts';
+import { describeMachine, type MachineInfo } from './machine-info.ts';
 import { findRedisServer } from './redis-server.ts';
+import { runResultChild } from './result-child.ts';
+import { formatTextTable } from './text-table.ts';
 
 /** Every system the suite knows, in run order. */
 export const ENGINE_SYSTEMS = ['kiln-memory', 'kiln-sqlite', 'bullmq'] as const;
@@ -24,7 +25,7 @@ export interface SkippedSystem {
 export interface EngineReport {
   suite: 'engine';
   startedAt: string;
-  machine: { cpus: number; cpuModel: string; totalMemMb: number; node: string; platform: string };
+  machine: MachineInfo;
   runs: number;
   concurrency: number;
   results: (EngineResult | SkippedSystem)[];
@@ -34,7 +35,6 @@ export interface EngineReport {
 
 /** A child that hangs (e.g. a lost wake-up) is killed so the suite still reports the others. */
 const CHILD_TIMEOUT_MS = 180_000;
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
 
 function isEngineSystem(name: string): name is EngineSystem {
@@ -42,22 +42,15 @@ function isEngineSystem(name: string): name is EngineSystem {
 }
 
 /** Spawns `bench/engine/<system>.ts` and parses its result line; stderr passes through. */
-function runChild(system: EngineSystem, args: EngineArgs): Promise<EngineResult> {
+async function runChild(system: EngineSystem, args: EngineArgs): Promise<EngineResult> {
   const script = fileURLToPath(new URL(`./${system}.ts`, import.meta.url));
-  const argv = ['--import', 'tsx', script, '--runs', String(args.runs), '--concurrency', String(args.concurrency)];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, argv, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-    let stdout = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    const timer = setTimeout(() => child.kill('SIGTERM'), CHILD_TIMEOUT_MS);
-    child.once('error', reject);
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      const line = stdout.split('\n').find((l) => l.startsWith(RESULT_PREFIX));
-      if (code === 0 && line) return resolve(JSON.parse(line.slice(RESULT_PREFIX.length)) as EngineResult);
-      reject(new Error(`${system} exited with ${signal ?? `code ${code}`} and ${line ? 'a' : 'no'} result line`));
-    });
+  const result = await runResultChild({
+    script,
+    args: ['--runs', String(args.runs), '--concurrency', String(args.concurrency)],
+    timeoutMs: CHILD_TIMEOUT_MS,
+    label: system,
   });
+  return result as EngineResult;
 }
 
 function selectedSystems(only: readonly string[]): EngineSystem[] {
@@ -83,11 +76,9 @@ export function formatTable(report: EngineReport): string {
   const rows = report.results.map((r) =>
     isResult(r)
       ? [r.system, r.runsPerSec.toFixed(1), String(r.transitionsPerSec), r.stageLatency.p50Ms.toFixed(2), r.stageLatency.p99Ms.toFixed(2), r.peakRssMb.toFixed(1)]
-      : [r.system, `skipped: ${r.skipped}`, '', '', '', ''],
+      : [r.system, `skipped: ${r.skipped}`],
   );
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
-  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+  return formatTextTable(header, rows);
 }
 
 function formatRatios(report: EngineReport): string {
@@ -122,7 +113,7 @@ export async function runEngineSuite(args: EngineArgs): Promise<{ report: Engine
   const report: EngineReport = {
     suite: 'engine',
     startedAt,
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', totalMemMb: Math.round(totalmem() / 1024 / 1024), node: process.version, platform: process.platform },
+    machine: describeMachine(),
     runs: args.runs,
     concurrency: args.concurrency,
     results,

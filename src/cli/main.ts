@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { PipelineError } from '../core/errors.ts';
 import type { CliContext } from './cli-context.ts';
+import { registerDoctorCommand } from './commands/doctor.ts';
 import { registerJobsCommand } from './commands/jobs.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
 import { registerOperatorCommands } from './commands/operator-actions.ts';
@@ -39,6 +40,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerOperatorCommands(program, ctx);
   registerQueueCommands(program, ctx);
   registerMigrateCommand(program, ctx);
+  registerDoctorCommand(program, ctx);
   return program;
 }
 

@@ -1,24 +1,27 @@
 /**
- * The composition root of a kiln process: configuration, the SQLite store (migrated), the artifact
- * store, logging, metrics and the engine, opened together and closed together.
+ * The composition root of a kiln process: configuration, the store the configuration selects
+ * (SQLite or PostgreSQL, migrated), the artifact store, logging, metrics and the engine, opened
+ * together and closed together.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createFsArtifactStore } from '../artifacts/fs-artifact-store.ts';
-import { createSqliteBackend } from '../backends/sqlite/index.ts';
 import type { Logger } from '../core/logger.ts';
 import type { PipelineDefinition } from '../core/pipeline/define-pipeline.ts';
 import type { ArtifactStore, Backend, MigrationResult } from '../core/ports.ts';
 import { loadConfig } from '../config/load.ts';
-import type { ResolvedConfig } from '../config/schema.ts';
+import { StoreKind, type ResolvedConfig } from '../config/schema.ts';
 import { createKiln } from '../engine/create-kiln.ts';
 import type { Kiln, Worker } from '../engine/kiln-types.ts';
 import { createLogger } from '../observe/logger.ts';
 import { createMetrics, type KilnMetrics } from '../observe/metrics.ts';
+import { openBackend } from './open-backend.ts';
 
 /** Flags that override configuration fields. */
 export interface RuntimeFlags {
   db?: string;
+  /** `postgres://...` or `sqlite:<path>`. */
+  store?: string;
   host?: string;
   port?: number;
   logLevel?: string;
@@ -55,11 +58,8 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/**
- * Loads the configuration (throws `ConfigError` listing every problem), opens and migrates the
- * SQLite store and builds the engine. No worker is started.
- */
-export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
+/** The configuration and the logger of a process; throws `ConfigError` listing every problem. */
+export function loadRuntimeConfig(options: RuntimeOptions): { config: ResolvedConfig; logger: Logger } {
   const config = loadConfig({
     ...(options.configFile === undefined ? {} : { file: options.configFile }),
     env: { ...(options.env ?? process.env) },
@@ -71,8 +71,18 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
     level: config.log.level,
     ...(options.logDestination === undefined ? {} : { destination: options.logDestination }),
   });
-  if (config.store.path !== ':memory:') mkdirSync(dirname(config.store.path), { recursive: true });
-  const backend = createSqliteBackend({ path: config.store.path });
+  return { config, logger };
+}
+
+/**
+ * Loads the configuration (throws `ConfigError` listing every problem), opens and migrates the
+ * selected store and builds the engine. No worker is started.
+ */
+export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const { config, logger } = loadRuntimeConfig(options);
+  // Commands that open a runtime may create the store; its folder comes first.
+  if (config.store.kind === StoreKind.sqlite && config.store.path !== ':memory:') mkdirSync(dirname(config.store.path), { recursive: true });
+  const backend = await openBackend(config.store, { logger });
   let migration: MigrationResult;
   try {
     migration = await backend.migrate();

@@ -8,7 +8,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { ConfigError, type ConfigIssue } from '../core/errors.ts';
 import type { PipelineDefinition } from '../core/pipeline/define-pipeline.ts';
 import type { PolicyOverrides } from '../engine/kiln-types.ts';
-import { readConfigFile } from './config-file.ts';
+import { readConfigFile, type ConfigFile } from './config-file.ts';
 import { resolvePolicyOverrides } from './policy-overrides.ts';
 import {
   CONFIG_DEFAULTS,
@@ -18,9 +18,11 @@ import {
   fieldSchema,
   PATH_FIELDS,
   SECTIONS,
+  STORE_SPEC,
   type ResolvedConfig,
   type ResolvedSections,
 } from './schema.ts';
+import { applyStoreSpec, checkFileStore, resolveStore } from './store-selection.ts';
 import { isPlainObject, normalizeDurations, validateAgainst } from './validate.ts';
 
 /** Name of the config file looked up in the working directory when none is given. */
@@ -32,8 +34,8 @@ export interface LoadConfigOptions {
   file?: string;
   /** @default process.env */
   env?: Record<string, string | undefined>;
-  /** CLI flags; they win over everything else. */
-  flags?: { db?: string; host?: string; port?: number; logLevel?: string };
+  /** CLI flags; they win over everything else. `store` is a spec: `postgres://...` or `sqlite:<path>`. */
+  flags?: { db?: string; store?: string; host?: string; port?: number; logLevel?: string };
   /** Base of relative paths given by env, flags and defaults. @default process.cwd() */
   cwd?: string;
   /** Registered pipelines, to reject unknown pipeline and stage names in `pipelines:`. */
@@ -54,11 +56,14 @@ export function loadConfig(options: LoadConfigOptions): ResolvedConfig {
   const issues: ConfigIssue[] = [];
   const source = findConfigFile(options.file, env, cwd, issues);
   let fileLayer: Layer = {};
+  let file: ConfigFile | null = null;
   let policies: PolicyOverrides = {};
   if (source !== null) {
     const read = readConfigFile(source);
     issues.push(...read.issues);
+    file = read.file;
     if (read.file) {
+      issues.push(...checkFileStore(read.file));
       fileLayer = resolvePaths(pickSections(read.file.value), dirname(source));
       const overrides = resolvePolicyOverrides(read.file, options.pipelines, read.issues.map((i) => i.path));
       issues.push(...overrides.issues);
@@ -67,10 +72,20 @@ export function loadConfig(options: LoadConfigOptions): ResolvedConfig {
   }
   const envLayer = readEnv(env, cwd, issues);
   const flagLayer = readFlags(options.flags ?? {}, cwd, issues);
-  if (issues.length > 0) throw new ConfigError(inFileOrder(issues, source));
   const defaults = resolvePaths(CONFIG_DEFAULTS as unknown as Layer, cwd);
-  const sections = mergeLayers([defaults, fileLayer, envLayer, flagLayer]) as unknown as ResolvedSections;
+  const layers = [defaults, fileLayer, envLayer, flagLayer];
+  const store = resolveStore(layers.map((l) => l['store']));
+  if (store === null) issues.push(missingUrlIssue(file));
+  if (issues.length > 0) throw new ConfigError(inFileOrder(issues, source));
+  const sections = { ...mergeLayers(layers), store } as unknown as ResolvedSections;
   return deepFreeze({ source, ...sections, policies });
+}
+
+/** `kind: postgres` in the file (env and flags select postgres only with a URL) and no URL anywhere. */
+function missingUrlIssue(file: ConfigFile | null): ConfigIssue {
+  const message = `kind is postgres but no URL is set (store.url, ${STORE_SPEC.env} or ${STORE_SPEC.flag})`;
+  const line = file?.lineOf(['store', 'kind'], 'key');
+  return { source: file?.source ?? 'file', path: 'store.kind', message, ...(line === undefined ? {} : { line }) };
 }
 
 /** The file's issues by line (schema checks report in schema order, readers want file order), then the rest. */
@@ -111,6 +126,10 @@ function readEnv(env: Record<string, string | undefined>, cwd: string, issues: C
     const value = checkField(field, coerceText(field, raw), (message) => issues.push({ source: 'env', path: name, message: `${message} (sets ${field})` }));
     if (value !== undefined) setField(layer, field, value);
   }
+  const spec = env[STORE_SPEC.env];
+  if (spec !== undefined && spec !== '') {
+    layer['store'] = applyStoreSpec(layer['store'] ?? {}, spec, { source: 'env', spec: STORE_SPEC.env, path: 'KILN_DB' }, issues);
+  }
   return resolvePaths(layer, cwd);
 }
 
@@ -122,6 +141,9 @@ function readFlags(flags: NonNullable<LoadConfigOptions['flags']>, cwd: string, 
     if (raw === undefined) continue;
     const value = checkField(field, raw, (message) => issues.push({ source: 'flags', path: flag, message }));
     if (value !== undefined) setField(layer, field, value);
+  }
+  if (flags.store !== undefined) {
+    layer['store'] = applyStoreSpec(layer['store'] ?? {}, flags.store, { source: 'flags', spec: STORE_SPEC.flag, path: FLAG_BINDINGS.db.flag }, issues);
   }
   return resolvePaths(layer, cwd);
 }

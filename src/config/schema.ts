@@ -23,6 +23,27 @@ export const LogLevel = {
 /** One of {@link LogLevel}'s values. */
 export type LogLevel = (typeof LogLevel)[keyof typeof LogLevel];
 
+/** Store backends `kiln.yaml`, `KILN_STORE` and `--store` can select. */
+export const StoreKind = {
+  /** Embedded, one file, processes of one machine (the default). */
+  sqlite: 'sqlite',
+  /** A PostgreSQL database shared by any number of hosts. */
+  postgres: 'postgres',
+} as const;
+/** One of {@link StoreKind}'s values. */
+export type StoreKind = (typeof StoreKind)[keyof typeof StoreKind];
+
+/** Default PostgreSQL schema of kiln's tables. */
+export const DEFAULT_PG_SCHEMA = 'kiln';
+
+/** An unquoted PostgreSQL identifier that needs no quoting (lower case, at most 63 bytes). */
+const SCHEMA_NAME_PATTERN = '^[a-z_][a-z0-9_]{0,62}$';
+
+/** The resolved store: exactly one backend, with what opening it needs. */
+export type ResolvedStore =
+  | { readonly kind: typeof StoreKind.sqlite; readonly path: string }
+  | { readonly kind: typeof StoreKind.postgres; readonly url: string; readonly schema: string };
+
 /** Schema annotation marking a duration field (see {@link Duration}). */
 export interface DurationAnnotation {
   kilnDuration: true;
@@ -106,9 +127,29 @@ export const KilnFileSchema = Type.Object(
     store: Type.Optional(
       Type.Object(
         {
-          kind: Type.Optional(Type.Literal('sqlite', { default: 'sqlite', description: 'Store backend.' })),
+          kind: Type.Optional(
+            Type.Union([Type.Literal(StoreKind.sqlite), Type.Literal(StoreKind.postgres)], {
+              description: 'Store backend; when omitted, `url` selects postgres and otherwise sqlite is used.',
+            }),
+          ),
           path: Type.Optional(
             Type.String({ minLength: 1, default: './kiln.db', description: 'SQLite file (relative to kiln.yaml); env KILN_DB, flag --db.' }),
+          ),
+          url: Type.Optional(
+            Type.String({
+              pattern: '^[Pp][Oo][Ss][Tt][Gg][Rr][Ee][Ss]([Qq][Ll])?://',
+              errorMessage: 'must be a postgres:// or postgresql:// URL',
+              kilnSecret: true,
+              description: 'PostgreSQL connection URL; selects the postgres store. Env KILN_STORE, flag --store (which also take sqlite:<path>).',
+            }),
+          ),
+          schema: Type.Optional(
+            Type.String({
+              pattern: SCHEMA_NAME_PATTERN,
+              default: DEFAULT_PG_SCHEMA,
+              errorMessage: 'must be a lower-case SQL identifier of at most 63 characters (letters, digits, _; not starting with a digit)',
+              description: 'PostgreSQL schema holding kiln\'s tables (created by migrate); env KILN_PG_SCHEMA.',
+            }),
           ),
         },
         { ...strict, default: {} },
@@ -136,6 +177,12 @@ export const KilnFileSchema = Type.Object(
             Type.Integer({ minimum: 0, maximum: 65_535, default: 8080, description: 'Listen port, 0 = any free port; env KILN_PORT or PORT, flag --port.' }),
           ),
           bodyLimitBytes: Type.Optional(Type.Integer({ minimum: 1, default: 65_536, description: 'Largest accepted request body, bytes.' })),
+          requestTimeoutMs: Type.Optional(
+            Duration('A request not answered within this long gets 503 BACKEND_UNAVAILABLE (a store that hangs must not hang clients).', {
+              default: 10_000,
+              minimumMs: 1,
+            }),
+          ),
         },
         { ...strict, default: {} },
       ),
@@ -180,9 +227,9 @@ export type KilnFileConfig = Static<typeof KilnFileSchema>;
 export interface ResolvedConfig {
   /** Absolute path of the kiln.yaml used, or null. */
   readonly source: string | null;
-  readonly store: { readonly kind: 'sqlite'; readonly path: string };
+  readonly store: ResolvedStore;
   readonly artifacts: { readonly root: string };
-  readonly http: { readonly host: string; readonly port: number; readonly bodyLimitBytes: number };
+  readonly http: { readonly host: string; readonly port: number; readonly bodyLimitBytes: number; readonly requestTimeoutMs: number };
   readonly worker: { readonly pollMs: number; readonly reapMs: number; readonly shutdownGraceMs: number; readonly tempGraceMs: number };
   readonly log: { readonly level: LogLevel };
   /** pipeline -> stage -> overrides, with a pipeline's `defaults` folded into each of its stages. */
@@ -200,6 +247,8 @@ export const CONFIG_DEFAULTS: ResolvedSections = (() => {
   const raw = Value.Default(KilnFileSchema, {}) as Record<string, unknown>;
   // Default durations are written as integer ms, so they need no conversion.
   delete raw['pipelines'];
+  // The file's store fields cover both backends; the default selects SQLite at the default path.
+  raw['store'] = { kind: StoreKind.sqlite, path: (raw['store'] as { path: string }).path };
   for (const section of Object.values(raw)) Object.freeze(section);
   return Object.freeze(raw) as unknown as ResolvedSections;
 })();
@@ -223,6 +272,7 @@ export const CONFIG_FILE_ENV = 'KILN_CONFIG';
  */
 export const ENV_BINDINGS: readonly EnvBinding[] = [
   { name: 'KILN_DB', field: 'store.path' },
+  { name: 'KILN_PG_SCHEMA', field: 'store.schema' },
   { name: 'KILN_ARTIFACTS', field: 'artifacts.root' },
   { name: 'HOST', field: 'http.host' },
   { name: 'KILN_HOST', field: 'http.host' },
@@ -230,6 +280,12 @@ export const ENV_BINDINGS: readonly EnvBinding[] = [
   { name: 'KILN_PORT', field: 'http.port' },
   { name: 'KILN_LOG_LEVEL', field: 'log.level' },
 ];
+
+/**
+ * A store spec (`postgres://...` or `sqlite:<path>`, see `store-url.ts`) that selects the store:
+ * it sets `store.url` or `store.path`, so it cannot be combined with `KILN_DB` / `--db`.
+ */
+export const STORE_SPEC = { env: 'KILN_STORE', flag: '--store' } as const;
 
 /** CLI flags that override fields, keyed by their `LoadConfigOptions.flags` property. */
 export const FLAG_BINDINGS = {

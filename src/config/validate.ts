@@ -6,6 +6,7 @@ import { Kind, type TSchema } from '@sinclair/typebox';
 import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
 import { parseDurationMs } from './duration.ts';
 import { isDurationSchema } from './schema.ts';
+import { redactUrl } from './store-url.ts';
 
 /** One problem with one field. */
 export interface FieldProblem {
@@ -78,7 +79,11 @@ function messageFor(error: ValueError): string {
     const allowed = Object.keys(schema.properties ?? {});
     return `unknown key "${key}"${allowed.length > 0 ? ` (allowed: ${allowed.join(', ')})` : ''}`;
   }
-  if (typeof schema.errorMessage === 'string') return `${schema.errorMessage}, got ${show(error.value)}`;
+  if (typeof schema.errorMessage === 'string') {
+    // A secret-bearing field (a connection URL) is shown with its password masked, never as is.
+    const shown = schema['kilnSecret'] === true && typeof error.value === 'string' ? redactUrl(error.value) : show(error.value);
+    return `${schema.errorMessage}, got ${shown}`;
+  }
   const literals = schema.anyOf?.map((s) => s['const'] as unknown);
   if (schema[Kind] === 'Union' && literals?.every((l) => typeof l === 'string')) {
     return `must be one of ${literals.join(', ')}, got ${show(error.value)}`;

@@ -210,6 +210,14 @@ export interface MigrationResult {
   version: number;
 }
 
+/** The store's schema version next to the newest this code knows (see {@link Backend.schemaVersion}). */
+export interface SchemaVersionInfo {
+  /** Version recorded in the store; 0 when it was never migrated. */
+  current: number;
+  /** Newest version this code's migrations reach. */
+  latest: number;
+}
+
 /**
  * The store: the single source of truth for runs, stages, jobs, leases and the ledger.
  * Implementations: memory (reference), sqlite, postgres.
@@ -219,6 +227,13 @@ export interface Backend {
 
   /** Applies pending migrations; safe when several processes call it at once. */
   migrate(): Promise<MigrationResult>;
+
+  /**
+   * Reads the schema version in force, changing nothing (no migration, no lock, works before
+   * `migrate`): `current < latest` means migrations are pending, `current > latest` that newer
+   * code migrated the store. For health checks (`kiln doctor`).
+   */
+  schemaVersion(): Promise<SchemaVersionInfo>;
 
   /** The store's clock, epoch ms. */
   now(): Promise<number>;

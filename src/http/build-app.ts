@@ -6,6 +6,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from '../core/logger.ts';
 import type { Kiln } from '../engine/kiln-types.ts';
 import { installErrorEnvelope } from './error-envelope.ts';
+import { DEFAULT_REQUEST_TIMEOUT_MS, installRequestDeadline } from './request-deadline.ts';
 import { healthRoutes } from './routes/health.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { metricsRoutes, type MetricsSource } from './routes/metrics.ts';
@@ -24,6 +25,11 @@ export interface AppDeps {
   /** A pino instance or any {@link Logger}; omitted means no request logging. */
   logger?: Logger;
   bodyLimitBytes?: number;
+  /**
+   * A request not answered within this long gets 503 `BACKEND_UNAVAILABLE` with `Retry-After`,
+   * so a store that hangs cannot hang clients. @default 10000
+   */
+  requestTimeoutMs?: number;
 }
 
 /**
@@ -60,6 +66,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(typeboxValidatorCompiler);
   installErrorEnvelope(app);
+  // Before any route: the hook wraps only routes registered after it.
+  installRequestDeadline(app, deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
 
   void app.register(healthRoutes, { kiln: deps.kiln });
   void app.register(metricsRoutes, { metrics: deps.metrics });

@@ -3,10 +3,8 @@
  * `describeHttp` holds every case so each backend runs the same suite.
  */
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { createMemoryBackend } from '../../src/backends/memory/index.ts';
-import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
+import { httpBackendCases, type HttpBackendCase } from './http-backends.ts';
 import { openHttpHarness, postJson, type BackendFactory, type HttpHarness, type RunJson } from './http-harness.ts';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -27,8 +25,8 @@ async function submit(h: HttpHarness, input: unknown, headers: Record<string, st
   return res.json<RunJson>();
 }
 
-function describeHttp(backendName: string, createBackend: BackendFactory): void {
-  describe(`HTTP API on the ${backendName} backend`, () => {
+function describeHttp({ name, skip, create: createBackend }: HttpBackendCase): void {
+  describe(`HTTP API on the ${name} backend`, { skip }, () => {
     test('a demo.sleep run submitted over HTTP succeeds with a three-stage timeline', () =>
       withHarness(createBackend, async (h) => {
         h.worker.start();
@@ -251,5 +249,4 @@ function describeHttp(backendName: string, createBackend: BackendFactory): void 
   });
 }
 
-describeHttp('sqlite', (dir) => createSqliteBackend({ path: join(dir, 'kiln.db') }));
-describeHttp('memory', () => createMemoryBackend());
+for (const backend of httpBackendCases()) describeHttp(backend);

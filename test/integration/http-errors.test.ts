@@ -127,6 +127,22 @@ test('BACKEND_UNAVAILABLE is 503 with Retry-After', () =>
     assert.equal(res.headers['retry-after'], '3');
   }));
 
+test('a request not answered within the deadline is 503 BACKEND_UNAVAILABLE with Retry-After, not a hang', () =>
+  withHarness(
+    async (h) => {
+      // Stands for a store call that never returns (a dead pool, a black-holed network).
+      h.app.get('/test/hang', () => new Promise(() => {}));
+      const res = await h.app.inject({ method: 'GET', url: '/test/hang' });
+      assert.equal(res.statusCode, 503);
+      assertEnvelope(res.json(), 503, 'BACKEND_UNAVAILABLE');
+      assert.match(res.json().message, /no answer within 100 ms/);
+      assert.equal(res.headers['retry-after'], '1');
+      // Routes that answer in time are untouched.
+      assert.equal((await h.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
+    },
+    { requestTimeoutMs: 100 },
+  ));
+
 test('/healthz is 503 BACKEND_UNAVAILABLE when the store does not answer', () =>
   withHarness(async (h) => {
     await h.kiln.backend.close();

@@ -16,8 +16,19 @@ import { buildApp } from '../../src/http/build-app.ts';
 import { createMetrics } from '../../src/observe/metrics.ts';
 import { builtinPipelines } from '../../src/pipelines/index.ts';
 
+/** A backend plus what removes its data once closed (a PostgreSQL schema, say). */
+export interface StoreUnderTest {
+  backend: Backend;
+  /** Called after `backend.close()`. */
+  destroy(): Promise<void>;
+}
+
 /** Builds a backend whose files (if any) live in `dir`. */
-export type BackendFactory = (dir: string) => Backend | Promise<Backend>;
+export type BackendFactory = (dir: string) => Backend | StoreUnderTest | Promise<Backend | StoreUnderTest>;
+
+function isStoreUnderTest(made: Backend | StoreUnderTest): made is StoreUnderTest {
+  return 'destroy' in made && 'backend' in made;
+}
 
 /** One app over one fresh store. */
 export interface HttpHarness {
@@ -47,6 +58,8 @@ export interface HarnessOptions {
   bodyLimitBytes?: number;
   /** Handed to `buildApp` (request logging); default none. */
   logger?: Logger;
+  /** Handed to `buildApp`: requests unanswered this long get 503. */
+  requestTimeoutMs?: number;
 }
 
 /** Quick retries so failing runs reach their end state within the test. */
@@ -59,8 +72,17 @@ const FAST_POLICIES: PolicyOverrides = {
 /** Opens a harness over a fresh store made by `createBackend`. */
 export async function openHttpHarness(createBackend: BackendFactory, options: HarnessOptions = {}): Promise<HttpHarness> {
   const dir = await mkdtemp(join(tmpdir(), 'kiln-http-'));
-  const backend = await createBackend(dir);
-  await backend.migrate();
+  const made = await createBackend(dir);
+  const { backend, destroy } = isStoreUnderTest(made) ? made : { backend: made, destroy: async () => {} };
+  try {
+    await backend.migrate();
+  } catch (err) {
+    // A pool left open would keep the test process alive after the failure.
+    await backend.close();
+    await destroy();
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
   const metrics = createMetrics();
   const kiln = createKiln({
     backend,
@@ -75,6 +97,7 @@ export async function openHttpHarness(createBackend: BackendFactory, options: Ha
     metrics,
     ...(options.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: options.bodyLimitBytes }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
+    ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
   });
   const worker = kiln.createWorker({ workerId: 'test-worker', pollMs: 10, reapMs: 100 });
 
@@ -99,6 +122,7 @@ export async function openHttpHarness(createBackend: BackendFactory, options: Ha
       await worker.stop(1_000);
       await app.close();
       await backend.close();
+      await destroy();
       await rm(dir, { recursive: true, force: true });
     },
   };

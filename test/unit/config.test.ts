@@ -93,7 +93,7 @@ describe('loadConfig', () => {
     assert.equal(config.source, null);
     assert.deepEqual(config.store, { kind: 'sqlite', path: join(dir, 'kiln.db') });
     assert.deepEqual(config.artifacts, { root: join(dir, 'kiln-data/artifacts') });
-    assert.deepEqual(config.http, { host: '127.0.0.1', port: 8080, bodyLimitBytes: 65_536 });
+    assert.deepEqual(config.http, { host: '127.0.0.1', port: 8080, bodyLimitBytes: 65_536, requestTimeoutMs: 10_000 });
     assert.deepEqual(config.worker, { pollMs: 250, reapMs: 1_000, shutdownGraceMs: 10_000, tempGraceMs: 3_600_000 });
     assert.deepEqual(config.log, { level: 'info' });
     assert.deepEqual(config.policies, {});
@@ -110,11 +110,11 @@ describe('loadConfig', () => {
     assert.equal(fileOnly.http.port, 8081);
     assert.equal(fileOnly.http.host, 'file-host');
     const withEnv = load({ env: { PORT: '8082', HOST: 'env-host', KILN_LOG_LEVEL: 'warn', KILN_DB: '/data/env.db' } });
-    assert.deepEqual([withEnv.http.port, withEnv.http.host, withEnv.log.level, withEnv.store.path], [8082, 'env-host', 'warn', '/data/env.db']);
+    assert.deepEqual([withEnv.http.port, withEnv.http.host, withEnv.log.level, withEnv.store], [8082, 'env-host', 'warn', { kind: 'sqlite', path: '/data/env.db' }]);
     const withFlags = load({ env: { PORT: '8082', HOST: 'env-host' }, flags: { port: 8083, host: 'flag-host', logLevel: 'error', db: 'flag.db' } });
     assert.deepEqual(
-      [withFlags.http.port, withFlags.http.host, withFlags.log.level, withFlags.store.path],
-      [8083, 'flag-host', 'error', join(dir, 'flag.db')],
+      [withFlags.http.port, withFlags.http.host, withFlags.log.level, withFlags.store],
+      [8083, 'flag-host', 'error', { kind: 'sqlite', path: join(dir, 'flag.db') }],
     );
   });
 
@@ -133,7 +133,7 @@ describe('loadConfig', () => {
     writeFileSync(file, 'store: { path: ./k.db }\n');
     const config = load({ file, env: { KILN_ARTIFACTS: 'arts' } });
     assert.equal(config.source, file);
-    assert.equal(config.store.path, join(sub, 'k.db'));
+    assert.deepEqual(config.store, { kind: 'sqlite', path: join(sub, 'k.db') });
     assert.equal(config.artifacts.root, join(dir, 'arts'));
   });
 

@@ -60,6 +60,7 @@ export function buildMemoryBackend(deps: MemoryBackendDeps): Backend {
   return {
     capabilities: CAPABILITIES,
     migrate: () => run(() => applyMigrations(store)),
+    schemaVersion: () => run(() => ({ current: store.schemaVersion, latest: SCHEMA_VERSION })),
     now: () => run(() => store.clock.now()),
     submitRun: (request) => run(() => submitRun(store, request)),
     claimJobs: (requests) => run(() => claimJobs(store, requests)),

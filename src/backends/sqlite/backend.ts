@@ -13,7 +13,7 @@ import type { SqliteDatabase } from './connection.ts';
 import { createContext, readOperation, writeOperation } from './context.ts';
 import { mapError } from './errors.ts';
 import { reapExpiredLeases, releaseJobs, renewLeases } from './leases.ts';
-import { applyMigrations } from './migrate.ts';
+import { applyMigrations, latestSchemaVersion, readSchemaVersion } from './migrate.ts';
 import { cancelRun, drainQueue, replayJob, resumeRun, setQueuePaused } from './operator.ts';
 import { getJob, getRun, listJobs, listRuns, queueStats, readLedger } from './reads.ts';
 import { submitRun } from './submit-run.ts';
@@ -51,6 +51,14 @@ export function buildSqliteBackend(deps: SqliteBackendDeps): Backend {
     migrate: open(async () => {
       try {
         return applyMigrations(deps.db, deps.clock.now());
+      } catch (err) {
+        throw mapError(err);
+      }
+    }),
+    // A plain read outside any transaction: it must work on a store that was never migrated.
+    schemaVersion: open(async () => {
+      try {
+        return { current: readSchemaVersion(deps.db), latest: latestSchemaVersion() };
       } catch (err) {
         throw mapError(err);
       }

@@ -1,6 +1,7 @@
-/** `kiln serve`: the HTTP API and a worker in one process, on the embedded SQLite store. */
+/** `kiln serve`: the HTTP API and a worker in one process, on the configured store (SQLite by default). */
 import type { Command } from 'commander';
 import { buildApp } from '../../http/build-app.ts';
+import { describeStore } from '../../config/store-url.ts';
 import type { CliContext } from '../cli-context.ts';
 import { openCommandRuntime, type GlobalOptions } from '../global-options.ts';
 import { parsePort } from './option-parsers.ts';
@@ -9,6 +10,8 @@ interface ServeOptions extends GlobalOptions {
   host?: string;
   port?: number;
   workerId?: string;
+  /** False with `--no-worker`: API only, jobs run in separate `kiln worker` processes. */
+  worker?: boolean;
 }
 
 async function serve(ctx: CliContext, options: ServeOptions): Promise<void> {
@@ -20,7 +23,13 @@ async function serve(ctx: CliContext, options: ServeOptions): Promise<void> {
   };
   const rt = await openCommandRuntime(ctx, options, { flags });
   const { config, kiln, logger } = rt;
-  const app = buildApp({ kiln, metrics: rt.metrics, logger, bodyLimitBytes: config.http.bodyLimitBytes });
+  const app = buildApp({
+    kiln,
+    metrics: rt.metrics,
+    logger,
+    bodyLimitBytes: config.http.bodyLimitBytes,
+    requestTimeoutMs: config.http.requestTimeoutMs,
+  });
   let url: string;
   try {
     url = await app.listen({ host: config.http.host, port: config.http.port });
@@ -29,14 +38,14 @@ async function serve(ctx: CliContext, options: ServeOptions): Promise<void> {
     await rt.close();
     throw err;
   }
-  const worker = rt.createWorker(options.workerId === undefined ? {} : { workerId: options.workerId });
-  worker.start();
-  logger.info({ url, worker_id: worker.id, store: config.store.path, pipelines: [...kiln.pipelines.keys()] }, `kiln serving on ${url}`);
+  const worker = options.worker === false ? undefined : rt.createWorker(options.workerId === undefined ? {} : { workerId: options.workerId });
+  worker?.start();
+  logger.info({ url, worker_id: worker?.id ?? null, store: describeStore(config.store), pipelines: [...kiln.pipelines.keys()] }, `kiln serving on ${url}`);
 
   const signal = await shutdown;
-  logger.info({ signal, in_flight: worker.inFlight(), grace_ms: config.worker.shutdownGraceMs }, 'shutting down');
+  logger.info({ signal, in_flight: worker?.inFlight() ?? 0, grace_ms: config.worker.shutdownGraceMs }, 'shutting down');
   // Stop claiming and stop accepting requests together; in-flight jobs get the grace period.
-  await Promise.all([worker.stop(config.worker.shutdownGraceMs), app.close()]);
+  await Promise.all([worker?.stop(config.worker.shutdownGraceMs), app.close()]);
   await rt.close();
   logger.info({ signal }, 'stopped');
 }
@@ -45,9 +54,10 @@ async function serve(ctx: CliContext, options: ServeOptions): Promise<void> {
 export function registerServeCommand(program: Command, ctx: CliContext): void {
   program
     .command('serve')
-    .description('run the HTTP API and a worker (SQLite store, http://127.0.0.1:8080 by default)')
+    .description('run the HTTP API and a worker (http://127.0.0.1:8080 and the SQLite store by default)')
     .option('--host <host>', 'listen address (env KILN_HOST or HOST; default 127.0.0.1)')
     .option('--port <port>', 'listen port, 0 = any free port (env KILN_PORT or PORT; default 8080)', parsePort)
     .option('--worker-id <id>', 'lease owner name of the embedded worker (default random)')
+    .option('--no-worker', 'serve the API only; run jobs in separate `kiln worker` processes')
     .action((_opts: ServeOptions, cmd: Command) => serve(ctx, cmd.optsWithGlobals<ServeOptions>()));
 }

@@ -1,5 +1,6 @@
 /** `kiln worker`: claims and runs jobs until SIGTERM/SIGINT; no HTTP. */
 import type { Command } from 'commander';
+import { describeStore } from '../../config/store-url.ts';
 import type { CliContext } from '../cli-context.ts';
 import { openCommandRuntime, type GlobalOptions } from '../global-options.ts';
 import { parseList } from './option-parsers.ts';
@@ -18,7 +19,7 @@ async function runWorker(ctx: CliContext, options: WorkerCommandOptions): Promis
     ...(options.queues === undefined ? {} : { queues: options.queues }),
   });
   worker.start();
-  logger.info({ worker_id: worker.id, queues: options.queues ?? 'all', store: config.store.path }, 'kiln worker started');
+  logger.info({ worker_id: worker.id, queues: options.queues ?? 'all', store: describeStore(config.store) }, 'kiln worker started');
 
   const signal = await shutdown;
   logger.info({ signal, in_flight: worker.inFlight(), grace_ms: config.worker.shutdownGraceMs }, 'shutting down');
@@ -31,7 +32,7 @@ async function runWorker(ctx: CliContext, options: WorkerCommandOptions): Promis
 export function registerWorkerCommand(program: Command, ctx: CliContext): void {
   program
     .command('worker')
-    .description('run a worker only (shares the store file with other processes)')
+    .description('run a worker only (shares the store with other processes)')
     .option('--queues <queues>', 'queues to serve, comma-separated <pipeline>.<stage> (default all)', parseList)
     .option('--worker-id <id>', 'lease owner name (default random)')
     .action((_opts: WorkerCommandOptions, cmd: Command) => runWorker(ctx, cmd.optsWithGlobals<WorkerCommandOptions>()));

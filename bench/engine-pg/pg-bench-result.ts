@@ -1,0 +1,103 @@
+/**
+ * What each PostgreSQL benchmark child measures and prints, and the measured-phase wrapper
+ * every child uses so timing, RSS and transaction counting are done the same way for kiln,
+ * graphile-worker and pg-boss.
+ */
+import { startRssSampler } from '../engine/rss-sampler.ts';
+import { measureReadingOverhead, readTxCounters, txDelta } from './pg-tx-counter.ts';
+
+/** The two workloads. */
+export const PgScenario = {
+  /** Pre-filled no-op jobs on one queue, timed from the first handler start until all are done. */
+  Noop: 'noop',
+  /** 5-stage chains (each job enqueues the next stage), timed from the first submission. */
+  Chains: 'chains',
+} as const;
+export type PgScenario = (typeof PgScenario)[keyof typeof PgScenario];
+
+/** Every system the suite knows, in run order. */
+export const PG_SYSTEMS = ['kiln', 'graphile-default', 'graphile-batched', 'pg-boss'] as const;
+export type PgSystem = (typeof PG_SYSTEMS)[number];
+
+/** Stages per chain in the chains scenario. */
+export const CHAIN_STAGE_COUNT = 5;
+
+/** One child's measurement. */
+export interface PgBenchResult {
+  system: PgSystem;
+  scenario: PgScenario;
+  /** No-op jobs or chains measured. */
+  count: number;
+  /** Jobs in flight per queue (per stage). */
+  concurrency: number;
+  /** Jobs per counted item: 1 for no-op jobs, 5 for chains. */
+  jobsPerItem: number;
+  elapsedMs: number;
+  /** No-op jobs/s or chains/s. */
+  itemsPerSec: number;
+  jobsPerSec: number;
+  /** `pg_stat_database.xact_commit` over the phase, minus the measurement's own commits. */
+  xactCommits: number;
+  xactsPerItem: number;
+  /** Transaction ids assigned over the phase (write transactions and subtransactions). */
+  writeXids: number;
+  xidsPerItem: number;
+  /** Peak RSS of the child's Node process, sampled every 50 ms. */
+  peakRssMb: number;
+  /** System-specific settings and side measurements. */
+  extra: Record<string, unknown>;
+}
+
+/** What a phase's `run` reports back. */
+export interface PhaseTiming {
+  elapsedMs: number;
+  /** Queries the phase issued only to detect completion; subtracted from the commit count. */
+  monitorQueries: number;
+  extra?: Record<string, unknown>;
+}
+
+/** Inputs of {@link measurePhase}. */
+export interface PhaseSpec {
+  connectionString: string;
+  system: PgSystem;
+  scenario: PgScenario;
+  count: number;
+  concurrency: number;
+  /**
+   * Runs the measured work and returns its timing. It must close every connection it opened
+   * before resolving: only closed connections have flushed their transaction counts.
+   */
+  run(): Promise<PhaseTiming>;
+}
+
+const round1 = (v: number): number => Math.round(v * 10) / 10;
+const round2 = (v: number): number => Math.round(v * 100) / 100;
+
+/** Reads the counters around `spec.run()` (waiting for other connections to close) and builds the result. */
+export async function measurePhase(spec: PhaseSpec): Promise<PgBenchResult> {
+  const readingOverhead = await measureReadingOverhead(spec.connectionString);
+  const before = await readTxCounters(spec.connectionString);
+  const rss = startRssSampler(50);
+  const timing = await spec.run();
+  const peakRssMb = rss.stop();
+  const after = await readTxCounters(spec.connectionString);
+  const delta = txDelta(before, after);
+  const xactCommits = delta.xactCommits - readingOverhead - timing.monitorQueries;
+  const jobsPerItem = spec.scenario === PgScenario.Chains ? CHAIN_STAGE_COUNT : 1;
+  return {
+    system: spec.system,
+    scenario: spec.scenario,
+    count: spec.count,
+    concurrency: spec.concurrency,
+    jobsPerItem,
+    elapsedMs: Math.round(timing.elapsedMs),
+    itemsPerSec: round1((spec.count / timing.elapsedMs) * 1000),
+    jobsPerSec: Math.round(((spec.count * jobsPerItem) / timing.elapsedMs) * 1000),
+    xactCommits,
+    xactsPerItem: round2(xactCommits / spec.count),
+    writeXids: delta.writeXids,
+    xidsPerItem: round2(delta.writeXids / spec.count),
+    peakRssMb,
+    extra: { ...timing.extra, readingOverheadXacts: readingOverhead, monitorQueries: timing.monitorQueries },
+  };
+}

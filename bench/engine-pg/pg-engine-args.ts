@@ -1,0 +1,60 @@
+/**
+ * Flags of `npm run bench -- engine --store postgres`: kiln vs graphile-worker vs pg-boss on
+ * one PostgreSQL server.
+ */
+import { parseArgs } from 'node:util';
+import { positiveInt } from '../engine/engine-args.ts';
+import { PG_SYSTEMS, PgScenario, type PgSystem } from './pg-bench-result.ts';
+
+/** Flags of one PostgreSQL suite invocation. */
+export interface PgEngineArgs {
+  /** Pre-filled no-op jobs for the no-op scenario. @default 5000 */
+  jobs: number;
+  /** 5-stage chains for the chains scenario. @default 1000 */
+  chains: number;
+  /** Jobs in flight per queue (per stage). @default 10 */
+  concurrency: number;
+  /** Systems to run, in suite order; all when `--only` is absent. */
+  systems: PgSystem[];
+  /** Scenarios to run; both when `--scenario` is absent. */
+  scenarios: PgScenario[];
+  /** Profile the kiln children (`node --cpu-prof`) and print their hotspots. */
+  cpuProf: boolean;
+}
+
+const ALL_SCENARIOS: readonly PgScenario[] = [PgScenario.Noop, PgScenario.Chains];
+
+function pickList<T extends string>(flag: string, raw: string | undefined, known: readonly T[]): T[] {
+  const names = (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  const unknown = names.filter((n) => !(known as readonly string[]).includes(n));
+  if (unknown.length > 0) throw new Error(`--${flag}: unknown ${unknown.join(', ')}; known: ${known.join(', ')}`);
+  return names.length === 0 ? [...known] : known.filter((k) => names.includes(k));
+}
+
+/**
+ * Parses `--store postgres [--jobs 5000] [--chains 1000] [--concurrency 10] [--only a,b]
+ * [--scenario noop,chains] [--cpu-prof]`; unknown flags are errors, positionals are ignored.
+ */
+export function parsePgEngineArgs(argv: readonly string[]): PgEngineArgs {
+  const { values } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      store: { type: 'string' },
+      jobs: { type: 'string' },
+      chains: { type: 'string' },
+      concurrency: { type: 'string' },
+      only: { type: 'string' },
+      scenario: { type: 'string' },
+      'cpu-prof': { type: 'boolean' },
+    },
+  });
+  return {
+    jobs: positiveInt('jobs', values.jobs, 5000),
+    chains: positiveInt('chains', values.chains, 1000),
+    concurrency: positiveInt('concurrency', values.concurrency, 10),
+    systems: pickList('only', values.only, PG_SYSTEMS),
+    scenarios: pickList('scenario', values.scenario, ALL_SCENARIOS),
+    cpuProf: values['cpu-prof'] ?? false,
+  };
+}

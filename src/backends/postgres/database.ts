@@ -1,0 +1,82 @@
+/**
+ * Running SQL: named statements (parsed and planned once per connection, then reused), the time
+ * every statement is stamped with, and transactions that hand a broken connection back to the
+ * pool to be discarded rather than reused.
+ */
+import type pg from 'pg';
+
+/** A named SQL statement; `pg` prepares it once per connection under `name`. */
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
+/** Where a statement can run: the pool (autocommit, one statement = one transaction) or a held client. */
+export type Queryable = pg.Pool | pg.PoolClient;
+
+/** Names a statement; names are prefixed so they never collide with an application's own. */
+export function statement(name: string, text: string): Statement {
+  return { name: `kiln_${name}`, text };
+}
+
+/** The database clock in epoch ms: the transaction's start (one instant for the whole transaction). */
+export const DB_NOW_MS = 'floor(extract(epoch FROM now()) * 1000)::bigint';
+
+/**
+ * SQL for "now" in a statement whose parameter `$n` carries the injected clock's time, or NULL
+ * in production so the database's clock decides.
+ */
+export function nowFrom(n: number): string {
+  return `coalesce($${n}::bigint, ${DB_NOW_MS})`;
+}
+
+/** Runs `st` with `values` and returns its rows. */
+export async function queryRows<R extends pg.QueryResultRow>(db: Queryable, st: Statement, values: readonly unknown[]): Promise<R[]> {
+  const result = await db.query<R>({ name: st.name, text: st.text, values: values as unknown[] });
+  return result.rows;
+}
+
+/** Runs one ad-hoc (unnamed, unprepared) statement: operator queries whose text varies with filters. */
+export async function queryAdHoc<R extends pg.QueryResultRow>(db: Queryable, text: string, values: readonly unknown[]): Promise<R[]> {
+  const result = await db.query<R>(text, values as unknown[]);
+  return result.rows;
+}
+
+/**
+ * Runs `body` in one transaction on a client of its own (READ COMMITTED: each statement sees
+ * what committed before it started, and row locks decide the rest). Commits when `body`
+ * resolves, rolls back when it throws. While the client is held it carries an 'error' listener:
+ * a connection that breaks between two statements must not crash the process (`pg` emits the
+ * error on the client, and pg-pool only listens while the client is idle).
+ */
+export async function inTransaction<T>(pool: pg.Pool, body: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (err: Error): void => {
+    broken = err;
+  };
+  client.on('error', onError);
+  try {
+    await client.query('BEGIN');
+    const result = await body(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    broken ??= await rollback(client);
+    throw err;
+  } finally {
+    client.removeListener('error', onError);
+    // A client whose connection broke is destroyed, not returned to the pool.
+    client.release(broken);
+  }
+}
+
+/** Rolls back; returns the error when the connection itself is unusable. */
+async function rollback(client: pg.PoolClient): Promise<Error | undefined> {
+  try {
+    await client.query('ROLLBACK');
+    return undefined;
+  } catch (err) {
+    return err instanceof Error ? err : new Error(String(err));
+  }
+}

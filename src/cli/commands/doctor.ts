@@ -1,0 +1,73 @@
+/**
+ * `kiln doctor`: checks the configured store without changing it — connectivity (time to the first
+ * answer), schema version against this code's, and clock skew between this host and the store —
+ * and prints one row per check with what to do. Exit 0 unless a check failed, then 1.
+ */
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import { StoreKind, type ResolvedStore } from '../../config/schema.ts';
+import { describeStore } from '../../config/store-url.ts';
+import { BackendUnavailableError } from '../../core/errors.ts';
+import type { Logger } from '../../core/logger.ts';
+import type { Backend } from '../../core/ports.ts';
+import type { CliContext } from '../cli-context.ts';
+import { allPassed, runDoctorChecks, type DoctorCheck } from '../doctor-checks.ts';
+import { ExitCode } from '../exit-codes.ts';
+import { commandRuntimeOptions, type GlobalOptions } from '../global-options.ts';
+import { openBackend } from '../open-backend.ts';
+import { loadRuntimeConfig } from '../runtime.ts';
+import { renderTable } from '../text-output.ts';
+import { parsePositiveInt } from './option-parsers.ts';
+
+interface DoctorCommandOptions extends GlobalOptions {
+  json?: boolean;
+  timeout?: number;
+}
+
+/**
+ * Opens the store for inspection only. A SQLite file that does not exist is reported, not created:
+ * a typo in the path should not leave an empty store behind.
+ */
+function openForInspection(store: ResolvedStore, logger: Logger): () => Promise<Backend> {
+  return async () => {
+    if (store.kind === StoreKind.sqlite && store.path !== ':memory:' && !existsSync(store.path)) {
+      throw new BackendUnavailableError(`no SQLite store at ${store.path}`);
+    }
+    return openBackend(store, { logger });
+  };
+}
+
+function printReport(ctx: CliContext, store: ResolvedStore, checks: readonly DoctorCheck[], json: boolean): void {
+  if (json) {
+    ctx.out(JSON.stringify({ store: describeStore(store), ok: allPassed(checks), checks }));
+    return;
+  }
+  ctx.out(`store: ${describeStore(store)}`);
+  ctx.out(
+    renderTable(
+      ['CHECK', 'STATUS', 'RESULT', 'ACTION'],
+      checks.map((c) => [c.name, c.status, c.result, c.action ?? '-']),
+    ),
+  );
+}
+
+async function doctor(ctx: CliContext, options: DoctorCommandOptions): Promise<void> {
+  const runtimeOptions = await commandRuntimeOptions(ctx, options, { logDestination: ctx.stderr });
+  const { config, logger } = loadRuntimeConfig(runtimeOptions);
+  const checks = await runDoctorChecks(openForInspection(config.store, logger), {
+    store: config.store,
+    ...(options.timeout === undefined ? {} : { timeoutMs: options.timeout }),
+  });
+  printReport(ctx, config.store, checks, options.json === true);
+  ctx.exitCode = allPassed(checks) ? ExitCode.ok : ExitCode.failure;
+}
+
+/** Registers `kiln doctor`. */
+export function registerDoctorCommand(program: Command, ctx: CliContext): void {
+  program
+    .command('doctor')
+    .description('check the store: connectivity, schema version, clock skew (read-only; exit 1 if a check fails)')
+    .option('--timeout <ms>', 'bound on connecting and on each query, ms (default 5000)', parsePositiveInt)
+    .option('--json', 'print {store, ok, checks: [{name, status, result, action}]} as JSON')
+    .action((_o: DoctorCommandOptions, cmd: Command) => doctor(ctx, cmd.optsWithGlobals<DoctorCommandOptions>()));
+}

@@ -1,0 +1,214 @@
+/**
+ * The checks of `kiln doctor`: can this host reach the store, is its schema the one this code
+ * expects, and does this host's clock agree with the store's. Read-only: nothing is migrated or
+ * written. Each check says what it found and, unless it is ok, what to do about it.
+ */
+import type { Clock } from '../core/clock.ts';
+import { systemClock } from '../core/clock.ts';
+import type { Backend } from '../core/ports.ts';
+import { StoreKind, type ResolvedStore } from '../config/schema.ts';
+import { redactSecrets } from '../config/store-url.ts';
+import { formatDurationMs } from './text-output.ts';
+
+/** Outcome of one check. `skip`: it could not run (an earlier check failed) or does not apply. */
+export const CheckStatus = { ok: 'ok', warn: 'warn', fail: 'fail', skip: 'skip' } as const;
+/** One of {@link CheckStatus}'s values. */
+export type CheckStatus = (typeof CheckStatus)[keyof typeof CheckStatus];
+
+/** One row of the doctor's report. */
+export interface DoctorCheck {
+  /** `connectivity`, `schema` or `clock skew`. */
+  name: string;
+  status: CheckStatus;
+  /** What was found, e.g. `connected in 12 ms`. */
+  result: string;
+  /** What to do; null when the status is ok or skip. */
+  action: string | null;
+}
+
+/** Options of {@link runDoctorChecks}. */
+export interface DoctorOptions {
+  /** The store being checked: decides the wording and whether it has a clock of its own. */
+  store: ResolvedStore;
+  /** This host's clock. @default systemClock */
+  hostClock?: Clock;
+  /** Bound on opening plus the first round trip, and on each later call. @default 5000 */
+  timeoutMs?: number;
+}
+
+/** A first round trip slower than this is a warning: every claim and commit pays a round trip. */
+export const SLOW_CONNECT_MS = 1_000;
+/** Skew beyond this is a warning: timestamps in logs and run ids from different hosts disagree. */
+export const SKEW_WARN_MS = 1_000;
+/** Skew beyond this fails: this host's clock is not synchronised at all. */
+export const SKEW_FAIL_MS = 60_000;
+/** Round trips used to estimate the skew; the fastest one bounds the error best. */
+const SKEW_SAMPLES = 3;
+
+const DEFAULT_TIMEOUT_MS = 5_000;
+
+/**
+ * Opens the store with `open`, runs every check and closes it. Never throws for a store problem:
+ * a store that cannot be opened or does not answer is a failed `connectivity` check.
+ */
+export async function runDoctorChecks(open: () => Promise<Backend>, options: DoctorOptions): Promise<DoctorCheck[]> {
+  const clock = options.hostClock ?? systemClock;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const bounded = <T>(work: Promise<T>, what: string): Promise<T> => withTimeout(work, timeoutMs, what, clock);
+  const startedMs = clock.now();
+  let backend: Backend | undefined;
+  try {
+    backend = await bounded(open(), 'opening the store');
+    await bounded(backend.now(), 'the first round trip');
+  } catch (err) {
+    if (backend) await closeQuietly(backend, bounded);
+    const skipped = (name: string): DoctorCheck => ({ name, status: CheckStatus.skip, result: 'not checked: the store is unreachable', action: null });
+    return [connectivityFailure(options.store, err), skipped('schema'), skipped('clock skew')];
+  }
+  try {
+    const checks = [connectivityOk(options.store, clock.now() - startedMs)];
+    checks.push(await checkSchema(backend, bounded, options.store));
+    checks.push(await checkClockSkew(backend, bounded, options.store, clock));
+    return checks;
+  } finally {
+    await closeQuietly(backend, bounded);
+  }
+}
+
+/** True when no check failed (warnings and skips do not fail the doctor). */
+export function allPassed(checks: readonly DoctorCheck[]): boolean {
+  return checks.every((c) => c.status !== CheckStatus.fail);
+}
+
+type Bounded = <T>(work: Promise<T>, what: string) => Promise<T>;
+
+function connectivityOk(store: ResolvedStore, elapsedMs: number): DoctorCheck {
+  const result = `${store.kind === StoreKind.sqlite ? 'opened' : 'connected'} in ${formatDurationMs(elapsedMs)}`;
+  if (elapsedMs <= SLOW_CONNECT_MS) return { name: 'connectivity', status: CheckStatus.ok, result, action: null };
+  return {
+    name: 'connectivity',
+    status: CheckStatus.warn,
+    result: `${result} (slow)`,
+    action: 'every claim and commit pays this latency: check the network path to the store and its load',
+  };
+}
+
+function connectivityFailure(store: ResolvedStore, err: unknown): DoctorCheck {
+  const action =
+    store.kind === StoreKind.postgres
+      ? 'check that PostgreSQL runs and accepts connections at the host and port of the URL, and the user, password and database in it'
+      : 'check the path (--db, KILN_DB, store.path) and that its folder is readable and writable; kiln migrate creates a new store';
+  return { name: 'connectivity', status: CheckStatus.fail, result: `cannot reach the store: ${errorText(err, store)}`, action };
+}
+
+async function checkSchema(backend: Backend, bounded: Bounded, store: ResolvedStore): Promise<DoctorCheck> {
+  const name = 'schema';
+  let version;
+  try {
+    version = await bounded(backend.schemaVersion(), 'reading the schema version');
+  } catch (err) {
+    return { name, status: CheckStatus.fail, result: `cannot read the schema version: ${errorText(err, store)}`, action: "check this user's permissions on the store" };
+  }
+  const { current, latest } = version;
+  if (current === latest) return { name, status: CheckStatus.ok, result: `version ${current} (up to date)`, action: null };
+  if (current > latest) {
+    return {
+      name,
+      status: CheckStatus.fail,
+      result: `version ${current} is newer than this kiln knows (${latest})`,
+      action: 'a newer kiln migrated this store: upgrade kiln on this host',
+    };
+  }
+  const pending = latest - current;
+  const result = current === 0 ? `not initialised (this kiln needs version ${latest})` : `version ${current}, ${pending} migration${pending === 1 ? '' : 's'} pending (latest ${latest})`;
+  return { name, status: CheckStatus.warn, result, action: 'run kiln migrate (kiln serve and kiln worker also migrate when they start)' };
+}
+
+async function checkClockSkew(backend: Backend, bounded: Bounded, store: ResolvedStore, clock: Clock): Promise<DoctorCheck> {
+  const name = 'clock skew';
+  if (store.kind === StoreKind.sqlite) {
+    return { name, status: CheckStatus.skip, result: 'n/a: SQLite uses this host\'s clock', action: null };
+  }
+  let skew: ClockSkew;
+  try {
+    skew = await measureSkew(backend, bounded, clock);
+  } catch (err) {
+    return { name, status: CheckStatus.fail, result: `cannot read the store clock: ${errorText(err, store)}`, action: 'check the connectivity failure above, then rerun' };
+  }
+  const { skewMs, errorMs } = skew;
+  const size = Math.abs(skewMs);
+  const direction = skewMs > 0 ? 'behind' : 'ahead of';
+  const result = size <= errorMs ? `in step with the store (±${Math.max(1, Math.ceil(errorMs))} ms)` : `this host is ${Math.round(size)} ms ${direction} the store (±${Math.max(1, Math.ceil(errorMs))} ms)`;
+  if (size <= SKEW_WARN_MS) return { name, status: CheckStatus.ok, result, action: null };
+  const action = 'synchronise the clocks of this host and the database server (NTP, chrony); leases use the store\'s clock, logs and ids this host\'s';
+  return { name, status: size > SKEW_FAIL_MS ? CheckStatus.fail : CheckStatus.warn, result, action };
+}
+
+/** Store clock minus this host's clock, and the bound on that estimate's error. */
+interface ClockSkew {
+  skewMs: number;
+  errorMs: number;
+}
+
+/** The sample with the fastest round trip of {@link SKEW_SAMPLES}: the smallest error bound. */
+async function measureSkew(backend: Backend, bounded: Bounded, clock: Clock): Promise<ClockSkew> {
+  let best: ClockSkew = { skewMs: 0, errorMs: Number.POSITIVE_INFINITY };
+  for (let i = 0; i < SKEW_SAMPLES; i++) {
+    const sentMs = clock.now();
+    const storeMs = await bounded(backend.now(), 'reading the store clock');
+    const receivedMs = clock.now();
+    // The store read its clock somewhere within the round trip; assume the middle.
+    const sample = { skewMs: storeMs - (sentMs + receivedMs) / 2, errorMs: (receivedMs - sentMs) / 2 };
+    if (sample.errorMs < best.errorMs) best = sample;
+  }
+  return best;
+}
+
+/** An error's message; for PostgreSQL with the URL's password masked (drivers may echo it). */
+function errorText(err: unknown, store: ResolvedStore): string {
+  const message = messageOf(err);
+  return store.kind === StoreKind.postgres ? redactSecrets(message, store.url) : message;
+}
+
+/** `work`, or a rejection naming `what` once `timeoutMs` passes without an answer. */
+function withTimeout<T>(work: Promise<T>, timeoutMs: number, what: string, clock: Clock): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const cancel = clock.setTimer(() => reject(new Error(`${what} took longer than ${formatDurationMs(timeoutMs)}`)), timeoutMs);
+    work.then(
+      (value) => {
+        cancel();
+        resolve(value);
+      },
+      (err: unknown) => {
+        cancel();
+        reject(err);
+      },
+    );
+  });
+}
+
+async function closeQuietly(backend: Backend, bounded: Bounded): Promise<void> {
+  try {
+    await bounded(backend.close(), 'closing the store');
+  } catch {
+    // The report is what matters; a store that will not close cleanly is already reported.
+  }
+}
+
+/**
+ * The first non-empty message along the `cause` chain, with a system error code when there is one.
+ * (A refused connection to `localhost` is an AggregateError with an empty message of its own.)
+ */
+function messageOf(err: unknown): string {
+  let text = '';
+  const codes: string[] = [];
+  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 5; depth++) {
+    const { message, code, errors, cause } = e as { message?: unknown; code?: unknown; errors?: unknown; cause?: unknown };
+    if (text === '' && typeof message === 'string') text = message;
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code) && !codes.includes(code)) codes.push(code);
+    e = cause ?? (Array.isArray(errors) ? errors[0] : undefined);
+  }
+  const shownCodes = codes.filter((c) => !text.includes(c));
+  const out = [text, ...shownCodes.map((c) => `(${c})`)].filter((p) => p !== '').join(' ');
+  return out === '' ? String(err) : out;
+}

@@ -1,0 +1,136 @@
+/**
+ * Many processes on one PostgreSQL, under fire: one API process (`serve --no-worker`) and four
+ * `kiln worker` processes; 2,000 demo runs submitted over HTTP while workers are SIGKILLed and
+ * restarted at random every few hundred ms. Afterwards every run succeeded, every stage succeeded
+ * exactly once (one ledger entry each), no job is left (none leased past its expiry, none stuck),
+ * and the crashes really happened (redeliveries were needed).
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { createPostgresBackend } from '../../src/backends/postgres/index.ts';
+import type { Backend } from '../../src/core/ports.ts';
+import type { Run } from '../../src/core/model.ts';
+import { dropSchema } from '../integration/http-backends.ts';
+import { createSchemaName, postgresSkipReason, sharedPostgres } from '../support/postgres-cluster.ts';
+import { cleanEnv, freePort, killIfRunning, runKiln, spawnKiln, waitUntil, type KilnProcess } from './kiln-process.ts';
+
+const RUNS = 2_000;
+const WORKERS = 4;
+const CHAOS_MS = 12_000;
+const SUBMIT_CONCURRENCY = 25;
+
+/** All runs of the schema, paging by id. */
+async function allRuns(backend: Backend): Promise<Run[]> {
+  const out: Run[] = [];
+  for (let before: string | undefined; ; ) {
+    const page = await backend.listRuns({ limit: 1_000, ...(before ? { before } : {}) });
+    out.push(...page);
+    if (page.length < 1_000) return out;
+    before = page.at(-1)?.id;
+  }
+}
+
+/** Submits `count` demo runs over HTTP, `SUBMIT_CONCURRENCY` at a time, retrying 503s with the same key. */
+async function submitAll(base: string, count: number): Promise<void> {
+  let next = 0;
+  const one = async (i: number): Promise<void> => {
+    for (;;) {
+      const res = await fetch(`${base}/v1/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': `chaos-${i}` },
+        body: JSON.stringify({ pipeline: 'demo.sleep', input: { delayMs: 10 + (i % 7) * 5 } }),
+      });
+      if (res.status === 202 || res.status === 200) return;
+      assert.equal(res.status, 503, await res.text());
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  await Promise.all(
+    Array.from({ length: SUBMIT_CONCURRENCY }, async () => {
+      while (next < count) await one(next++);
+    }),
+  );
+}
+
+describe('PostgreSQL: one API and four workers under random SIGKILLs', { skip: postgresSkipReason() }, () => {
+  test('2,000 runs all succeed with every stage recorded exactly once', { timeout: 180_000 }, async (t) => {
+    const { url } = await sharedPostgres();
+    const schema = createSchemaName('kiln_chaos_');
+    const dir = await mkdtemp(join(tmpdir(), 'kiln-chaos-'));
+    const procs: KilnProcess[] = [];
+    const backend = createPostgresBackend({ connectionString: url, schema });
+    t.after(async () => {
+      procs.forEach(killIfRunning);
+      await backend.close();
+      await dropSchema(url, schema);
+      await rm(dir, { recursive: true, force: true });
+    });
+    // Short leases so crashed work comes back quickly; enough attempts that repeated kills of the
+    // same job (attempts count at claim) never dead-letter it.
+    await writeFile(
+      join(dir, 'kiln.yaml'),
+      'pipelines:\n  demo.sleep:\n    defaults: { leaseMs: 2s, heartbeatMs: 400ms, maxAttempts: 25, backoff: { baseMs: 50, capMs: 500 } }\n',
+    );
+    const env = cleanEnv({ KILN_PG_SCHEMA: schema, KILN_LOG_LEVEL: 'warn' });
+    const store = ['--store', url];
+    const migrated = await runKiln(['migrate', ...store], dir, env);
+    assert.equal(migrated.code, 0, migrated.stderr);
+
+    const port = await freePort();
+    const api = spawnKiln(['serve', '--no-worker', '--port', String(port), ...store], dir, env);
+    procs.push(api);
+    const base = `http://127.0.0.1:${port}`;
+    await waitUntil('the API answers /healthz', async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), 20_000);
+
+    const workers: KilnProcess[] = [];
+    const startWorker = (i: number): void => {
+      const p = spawnKiln(['worker', '--worker-id', `w${i}-${Date.now()}`, ...store], dir, env);
+      procs.push(p);
+      workers[i] = p;
+    };
+    for (let i = 0; i < WORKERS; i++) startWorker(i);
+
+    let kills = 0;
+    const chaosUntil = Date.now() + CHAOS_MS;
+    const chaos = (async () => {
+      while (Date.now() < chaosUntil) {
+        await new Promise((r) => setTimeout(r, 200 + Math.random() * 300));
+        const i = Math.floor(Math.random() * WORKERS);
+        workers[i]?.child.kill('SIGKILL');
+        kills++;
+        startWorker(i);
+      }
+    })();
+    await submitAll(base, RUNS);
+    await chaos;
+
+    const runs = await waitUntil(
+      'every run to end',
+      async () => {
+        const all = await allRuns(backend);
+        return all.length === RUNS && all.every((r) => r.status !== 'queued' && r.status !== 'running') ? all : undefined;
+      },
+      120_000,
+      500,
+    );
+    const byStatus: Record<string, number> = {};
+    for (const r of runs) byStatus[r.status] = (byStatus[r.status] ?? 0) + 1;
+    assert.deepEqual(byStatus, { succeeded: RUNS });
+
+    let attempts = 0;
+    for (const run of runs) {
+      const ledger = await backend.readLedger(run.id);
+      assert.deepEqual(ledger.map((e) => e.stage), ['prepare', 'process', 'finish'], `ledger of ${run.id}`);
+      const detail = await backend.getRun(run.id);
+      assert.ok(detail?.stages.every((s) => s.status === 'succeeded'));
+      attempts += detail?.stages.reduce((n, s) => n + s.attempts, 0) ?? 0;
+    }
+    assert.deepEqual(await backend.listJobs({ limit: 10 }), [], 'no job is left: none stuck, none leased past expiry');
+    assert.ok(kills >= 20, `chaos killed ${kills} workers`);
+    assert.ok(attempts > RUNS * 3, `some stages needed more than one attempt (${attempts} attempts for ${RUNS * 3} stages)`);
+    t.diagnostic(`kills=${kills} attempts=${attempts} for ${RUNS * 3} stages`);
+  });
+});
