@@ -48,6 +48,16 @@ interface KilnSession {
   failures(): number;
 }
 
+/**
+ * `kiln-prefetch` holds as many jobs as graphile-worker's batched preset (a local queue of 500):
+ * 500 across the pipeline's stages, `concurrency` of them running per stage. `kiln` uses defaults.
+ */
+function prefetchFor(ctx: KilnContext, stageCount: number): number {
+  return ctx.args.system === 'kiln-prefetch' ? Math.max(0, Math.floor(LOCAL_QUEUE_SIZE / stageCount) - ctx.args.concurrency) : 0;
+}
+
+const LOCAL_QUEUE_SIZE = 500;
+
 function buildPipeline(ctx: KilnContext, progress: Progress) {
   const stageCount = ctx.args.scenario === PgScenario.Noop ? 1 : CHAIN_STAGE_COUNT;
   const stages = Array.from({ length: stageCount }, (_, i) => ({
@@ -57,7 +67,7 @@ function buildPipeline(ctx: KilnContext, progress: Progress) {
       return null;
     },
   }));
-  return definePipeline({ name: PIPELINE, version: 1, defaults: { concurrency: ctx.args.concurrency }, stages });
+  return definePipeline({ name: PIPELINE, version: 1, defaults: { concurrency: ctx.args.concurrency, prefetch: prefetchFor(ctx, stageCount) }, stages });
 }
 
 /** Opens a backend on the bench schema (migrating it) and an engine whose observer feeds `progress`. */
@@ -165,7 +175,7 @@ async function dropSchema(ctx: KilnContext): Promise<void> {
 
 async function main(): Promise<PgBenchResult> {
   const args = parsePgChildArgs(process.argv.slice(2));
-  if (args.system !== 'kiln') throw new Error(`kiln child cannot run ${args.system}`);
+  if (args.system !== 'kiln' && args.system !== 'kiln-prefetch') throw new Error(`kiln child cannot run ${args.system}`);
   // The no-op stages never write artifacts; the directory only exists because the store needs a root.
   const dir = mkdtempSync(join(tmpdir(), 'kiln-bench-pg-'));
   const ctx: KilnContext = { args, schema: benchSchemaName('kiln', args.scenario), artifacts: createFsArtifactStore({ root: join(dir, 'artifacts') }) };
@@ -178,7 +188,8 @@ async function main(): Promise<PgBenchResult> {
       ...args,
       run: () => (args.scenario === PgScenario.Noop ? measureNoop(ctx) : measureChains(ctx, warmup)),
     });
-    return { ...result, extra: { ...result.extra, settings: 'createPostgresBackend defaults; worker defaults', warmup } };
+    const settings = args.system === 'kiln' ? 'createPostgresBackend defaults; worker defaults' : `stage prefetch ${prefetchFor(ctx, args.scenario === PgScenario.Noop ? 1 : CHAIN_STAGE_COUNT)}`;
+    return { ...result, extra: { ...result.extra, settings, warmup } };
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await dropSchema(ctx);

@@ -6,10 +6,18 @@ import { formatTextTable } from '../engine/text-table.ts';
 import type { CpuProfileSummary } from './cpu-profile.ts';
 import { PgScenario, type PgBenchResult, type PgSystem } from './pg-bench-result.ts';
 
+/** kiln's items/s divided by another system's, in one scenario, when both ran. */
+export interface ScenarioRatios {
+  kilnOverGraphileBatched?: number;
+  kilnPrefetchOverGraphileBatched?: number;
+  kilnOverGraphileDefault?: number;
+  kilnOverPgBoss?: number;
+}
+
 /** kiln's items/s divided by another system's, per scenario, when both ran. */
 export interface PgRatios {
-  noop: { kilnOverGraphileBatched?: number; kilnOverGraphileDefault?: number; kilnOverPgBoss?: number };
-  chains: { kilnOverGraphileBatched?: number; kilnOverGraphileDefault?: number; kilnOverPgBoss?: number };
+  noop: ScenarioRatios;
+  chains: ScenarioRatios;
 }
 
 /** The targets for kiln / graphile-worker (batched). */
@@ -45,6 +53,8 @@ export function formatRatios(ratios: PgRatios): string {
   const lines = [
     ratioLine('no-op   kiln / graphile-batched', ratios.noop.kilnOverGraphileBatched, PG_TARGETS.noop),
     ratioLine('chains  kiln / graphile-batched', ratios.chains.kilnOverGraphileBatched, PG_TARGETS.chains),
+    ratioLine('no-op   kiln-prefetch / graphile-batched', ratios.noop.kilnPrefetchOverGraphileBatched, PG_TARGETS.noop),
+    ratioLine('chains  kiln-prefetch / graphile-batched', ratios.chains.kilnPrefetchOverGraphileBatched, PG_TARGETS.chains),
     ratioLine('no-op   kiln / graphile-default', ratios.noop.kilnOverGraphileDefault),
     ratioLine('chains  kiln / graphile-default', ratios.chains.kilnOverGraphileDefault),
     ratioLine('no-op   kiln / pg-boss', ratios.noop.kilnOverPgBoss),

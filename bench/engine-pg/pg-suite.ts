@@ -41,7 +41,7 @@ const PROFILE_DIR = fileURLToPath(new URL('../results/profiles/', import.meta.ur
 const RECORDED_SETTINGS = ['fsync', 'synchronous_commit', 'wal_level', 'shared_buffers', 'max_connections'];
 
 function childScript(system: PgSystem): string {
-  const name = system === 'kiln' ? 'kiln-pg' : system.startsWith('graphile') ? 'graphile-worker' : 'pg-boss';
+  const name = system.startsWith('kiln') ? 'kiln-pg' : system.startsWith('graphile') ? 'graphile-worker' : 'pg-boss';
   return fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
 }
 
@@ -94,9 +94,9 @@ async function runOne(url: string, args: PgEngineArgs, system: PgSystem, scenari
   }
 }
 
-function ratioOf(results: PgReport['results'], scenario: PgScenario, other: PgSystem): number | undefined {
+function ratioOf(results: PgReport['results'], scenario: PgScenario, other: PgSystem, kilnSystem: PgSystem = 'kiln'): number | undefined {
   const ok = results.filter((r): r is PgBenchResult => !('skipped' in r) && r.scenario === scenario);
-  const kiln = ok.find((r) => r.system === 'kiln');
+  const kiln = ok.find((r) => r.system === kilnSystem);
   const them = ok.find((r) => r.system === other);
   return kiln && them ? Math.round((kiln.itemsPerSec / them.itemsPerSec) * 100) / 100 : undefined;
 }
@@ -104,6 +104,7 @@ function ratioOf(results: PgReport['results'], scenario: PgScenario, other: PgSy
 function computeRatios(results: PgReport['results']): PgRatios {
   const per = (scenario: PgScenario): PgRatios['noop'] => ({
     kilnOverGraphileBatched: ratioOf(results, scenario, 'graphile-batched'),
+    kilnPrefetchOverGraphileBatched: ratioOf(results, scenario, 'graphile-batched', 'kiln-prefetch'),
     kilnOverGraphileDefault: ratioOf(results, scenario, 'graphile-default'),
     kilnOverPgBoss: ratioOf(results, scenario, 'pg-boss'),
   });

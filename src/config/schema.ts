@@ -93,6 +93,9 @@ export const StagePolicySchema = Type.Object(
     leaseMs: Type.Optional(Duration(`Lease per claim and per heartbeat; bounds redelivery after a crash (default ${D.leaseMs} ms).`)),
     heartbeatMs: Type.Optional(Duration(`Lease renewal interval; must be below leaseMs (default ${D.heartbeatMs} ms).`)),
     concurrency: Type.Optional(Type.Integer({ minimum: 1, description: `Jobs of this stage one worker runs at once (default ${D.concurrency}).` })),
+    prefetch: Type.Optional(
+      Type.Integer({ minimum: 0, description: `Jobs claimed ahead and held while the slots are busy; raises throughput of short jobs (default ${D.prefetch}).` }),
+    ),
     priority: Type.Optional(Type.Integer({ description: `Lower runs first (default ${D.priority}).` })),
     interventionAttempts: Type.Optional(
       Type.Integer({ minimum: 1, description: `Intervention failures before the run is parked (default ${D.interventionAttempts}).` }),

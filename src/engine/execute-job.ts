@@ -48,11 +48,22 @@ function whenAborted(signal: AbortSignal): Promise<Settled> {
   });
 }
 
-/** Executes a claimed job and commits its outcome. Never throws. */
-export async function executeJob(deps: ExecutorDeps, claimed: ClaimedJob): Promise<void> {
+/**
+ * Executes a claimed job and commits its outcome. `held` is the job's lease, held (and renewed)
+ * since the claim; the executor releases it when the handler is done. Never throws.
+ */
+export async function executeJob(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob): Promise<void> {
+  try {
+    await execute(deps, claimed, held);
+  } finally {
+    deps.leases.release(held);
+  }
+}
+
+async function execute(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob): Promise<void> {
   const { job } = claimed;
   const stage = deps.plan.byQueue(job.queue);
-  const lease: LeaseRef = { jobId: job.id, token: job.leaseToken ?? '' };
+  const { lease } = held;
   const logger = deps.logger.child({
     pipeline: job.pipeline,
     run_id: job.runId,
@@ -77,7 +88,7 @@ export async function executeJob(deps: ExecutorDeps, claimed: ClaimedJob): Promi
       if (result.outcome === 'committed') deps.observer.idempotentSkip(job.pipeline, job.stage);
       report(deps, stage, claimed, result, 'succeeded', 0);
     } else {
-      await runAndCommit(deps, stage, claimed, lease, logger);
+      await runAndCommit(deps, stage, claimed, held, logger);
     }
   } catch (err) {
     // A commit that failed in the store (e.g. BACKEND_UNAVAILABLE): the lease will expire and the
@@ -95,10 +106,9 @@ async function exhausted(deps: ExecutorDeps, stage: PlannedStage, claimed: Claim
   report(deps, stage, claimed, result, 'dead_lettered', 0, error.class);
 }
 
-async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob, lease: LeaseRef, logger: Logger): Promise<void> {
+async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob, held: HeldJob, logger: Logger): Promise<void> {
   const { job } = claimed;
-  const controller = new AbortController();
-  const held: HeldJob = deps.leases.hold(lease, stage.policy.heartbeatMs, controller);
+  const { controller, lease } = held;
   const cancelTimeout = deps.clock.setTimer(
     () => controller.abort(new StageAbortError('timeout', `stage ${job.stage} timed out after ${stage.policy.timeoutMs} ms`)),
     stage.policy.timeoutMs,
@@ -123,7 +133,8 @@ async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: Cl
   let settled: Settled;
   let handlerSettled = false;
   try {
-    const handler = invokeHandler(deps.threads, stage, ctx).then(
+    // A job claimed ahead may have lost its lease (or its run) while it waited: do not start it.
+    const handler = (controller.signal.aborted ? new Promise<never>(() => {}) : invokeHandler(deps.threads, stage, ctx)).then(
       (output): Settled => ({ kind: 'ok', output: toJson(output) }),
       (error: unknown): Settled => ({ kind: 'error', error }),
     );
@@ -131,6 +142,7 @@ async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: Cl
     settled = await Promise.race([handler, whenAborted(controller.signal)]);
   } finally {
     cancelTimeout();
+    // Heartbeats stop with the handler; the commit below is fenced by the lease as it stands.
     deps.leases.release(held);
   }
   const durationMs = deps.clock.now() - startedAt;

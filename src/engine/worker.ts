@@ -6,11 +6,12 @@
 import type { CancelTimer } from '../core/clock.ts';
 import { NotFoundError } from '../core/errors.ts';
 import type { ClaimedJob, ClaimRequest } from '../core/ports.ts';
+import { createLocalQueues, type LocalJob } from './local-queue.ts';
 import { StageAbortError } from './abort-reason.ts';
 import { createCommitBatcher } from './commit-batcher.ts';
 import { executeJob, type ExecutorDeps } from './execute-job.ts';
 import type { Worker, WorkerOptions } from './kiln-types.ts';
-import { createLeaseKeeper } from './lease-keeper.ts';
+import { createLeaseKeeper, type HeldJob } from './lease-keeper.ts';
 import { createThreadPool } from './thread-pool.ts';
 import type { WorkerDeps } from './worker-deps.ts';
 
@@ -38,7 +39,8 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
   const threadSlots = stages.filter((s) => s.policy.isolation === 'thread').reduce((n, s) => n + s.policy.concurrency, 0);
   const threads = createThreadPool(threadSlots);
   const exec: ExecutorDeps = { ...deps, logger, leases, threads, commits: createCommitBatcher(deps.backend, deps.clock) };
-  const inflight = new Map<string, number>(queues.map((q) => [q, 0]));
+  const slots = createLocalQueues(stages);
+  const served = new Set(queues);
   const executions = new Set<Promise<void>>();
   let running = false;
   let stopping = false;
@@ -49,33 +51,43 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
 
   const wake = (): void => wakeSleep?.abort();
   const unsubscribe = deps.backend.onWake((queue) => {
-    if (inflight.has(queue)) wake();
+    if (served.has(queue)) wake();
   });
 
-  const launch = (claimed: ClaimedJob): void => {
-    const queue = claimed.job.queue;
-    if (claimed.redelivered) deps.observer.redelivered(queue, 1);
-    inflight.set(queue, (inflight.get(queue) ?? 0) + 1);
-    const p: Promise<void> = executeJob(exec, claimed).finally(() => {
-      inflight.set(queue, (inflight.get(queue) ?? 1) - 1);
-      executions.delete(p);
-      wake();
-    });
-    executions.add(p);
+  /** Starts every waiting job that a free slot allows. */
+  const dispatch = (): void => {
+    for (const { claimed, held } of slots.startable()) {
+      const queue = claimed.job.queue;
+      const p: Promise<void> = executeJob(exec, claimed, held).finally(() => {
+        slots.finished(queue);
+        executions.delete(p);
+        dispatch();
+        wake();
+      });
+      executions.add(p);
+    }
   };
 
-  /** One claim per queue with free capacity; returns how many jobs were claimed. */
+  /** Leases a claimed job from now on: heartbeats run while it waits and while it runs. */
+  const hold = (claimed: ClaimedJob): LocalJob => {
+    const stage = deps.plan.byQueue(claimed.job.queue);
+    if (claimed.redelivered) deps.observer.redelivered(claimed.job.queue, 1);
+    const lease = { jobId: claimed.job.id, token: claimed.job.leaseToken ?? '' };
+    return { claimed, held: leases.hold(lease, stage?.policy.heartbeatMs ?? 1_000, new AbortController()) };
+  };
+
+  /** One claim transaction for every queue with room; returns how many jobs were claimed. */
   const claimPass = async (): Promise<number> => {
     if (stopping) return 0;
     const requests: ClaimRequest[] = [];
     for (const stage of stages) {
-      const free = stage.policy.concurrency - (inflight.get(stage.queue) ?? 0);
-      if (free > 0) requests.push({ queue: stage.queue, workerId: id, limit: free, leaseMs: stage.policy.leaseMs });
+      const limit = slots.wanted(stage);
+      if (limit > 0) requests.push({ queue: stage.queue, workerId: id, limit, leaseMs: stage.policy.leaseMs });
     }
     if (requests.length === 0) return 0;
-    // One transaction claims for every queue with free slots.
     const jobs = await deps.backend.claimJobs(requests);
-    for (const job of jobs) launch(job);
+    slots.add(jobs.map(hold));
+    dispatch();
     return jobs.length;
   };
 
@@ -121,6 +133,20 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
     if (!stopping) reapTimer = deps.clock.setTimer(() => void reap(), options.reapMs ?? DEFAULT_REAP_MS);
   };
 
+  /** Aborts and releases held jobs (shutdown): ready again at once, the attempt not counted. */
+  const handBack = async (held: HeldJob[], message: string): Promise<void> => {
+    if (held.length === 0) return;
+    for (const h of held) {
+      h.controller.abort(new StageAbortError('shutdown', 'worker shutting down'));
+      leases.release(h);
+    }
+    const released = await deps.backend.releaseJobs(held.map((h) => h.lease)).catch((err: unknown) => {
+      logger.warn({ err }, 'could not hand jobs back; their leases will expire');
+      return 0;
+    });
+    logger.info({ released }, message);
+  };
+
   return {
     id,
     start() {
@@ -131,9 +157,9 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
       reapTimer = deps.clock.setTimer(() => void reap(), options.reapMs ?? DEFAULT_REAP_MS);
     },
     async runOnce() {
-      const before = new Set(executions);
       const claimed = await claimPass();
-      await Promise.all([...executions].filter((p) => !before.has(p)));
+      // Jobs claimed ahead start as others finish, so wait until nothing runs or waits.
+      while (executions.size > 0) await Promise.all([...executions]);
       return claimed;
     },
     inFlight: () => executions.size,
@@ -144,20 +170,15 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
       reapTimer?.();
       wake();
       await loopDone;
+      // Jobs claimed ahead never started: hand them back now, uncounted, for other workers.
+      const waiting = slots.takeWaiting().map((j) => j.held);
+      await handBack(waiting, 'claimed-ahead jobs handed back');
       if (executions.size > 0) {
         const graceOver = new AbortController();
         await Promise.race([Promise.all(executions), deps.clock.sleep(graceMs, graceOver.signal)]);
         graceOver.abort();
       }
-      const left = leases.all();
-      for (const held of left) held.controller.abort(new StageAbortError('shutdown', 'worker shutting down'));
-      if (left.length > 0) {
-        const released = await deps.backend.releaseJobs(left.map((h) => h.lease)).catch((err: unknown) => {
-          logger.warn({ err }, 'could not hand jobs back; their leases will expire');
-          return 0;
-        });
-        logger.info({ released }, 'in-flight jobs handed back');
-      }
+      await handBack(leases.all(), 'in-flight jobs handed back');
       await Promise.all(executions);
       leases.stop();
       await threads.close();

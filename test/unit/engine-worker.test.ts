@@ -264,6 +264,38 @@ describe('engine worker on the memory backend', () => {
     await worker.stop(0);
   });
 
+  it('claims up to concurrency + prefetch, starts waiting jobs without a claim, and hands them back on stop', async () => {
+    const gates = [deferred<number>(), deferred<number>(), deferred<number>(), deferred<number>()];
+    let started = 0;
+    const p = definePipeline({
+      name: 't.prefetch',
+      version: 1,
+      stages: [{ name: 'a', policy: { concurrency: 1, prefetch: 3 }, handler: () => gates[started++]?.promise ?? 0 }],
+    });
+    const h = await createEngineHarness([p]);
+    for (let i = 0; i < 4; i++) await h.kiln.submit('t.prefetch', { i });
+    let claims = 0;
+    const claimJobs = h.backend.claimJobs.bind(h.backend);
+    h.backend.claimJobs = (requests) => (claims++, claimJobs(requests));
+    const worker = h.kiln.createWorker({ pollMs: 100 });
+    worker.start();
+    await h.clock.advance(10);
+    assert.equal(claims, 1);
+    assert.equal((await h.kiln.listJobs({ state: 'leased' })).length, 4, 'one running, three held ahead');
+    assert.equal(started, 1, 'concurrency 1: one handler at a time');
+    gates[0]?.resolve(0);
+    await h.clock.advance(10);
+    assert.equal(started, 2, 'the next job started from the local queue');
+    assert.equal(claims, 1, 'without another claim');
+    const stopped = worker.stop(0);
+    await h.clock.advance(10);
+    await stopped;
+    const ready = await h.kiln.listJobs({ state: 'ready' });
+    assert.equal(ready.length, 3, 'the running job and the two waiting ones are handed back');
+    assert.ok(ready.every((j) => j.attempt === 0), 'their claims are not counted');
+    gates.forEach((g) => g.resolve(0));
+  });
+
   it('deduplicates submissions by idempotency key and rejects the key with another input', async () => {
     const h = await createEngineHarness([threeStages('t.dedup')]);
     const one = await h.kiln.submit('t.dedup', { a: 1, b: 2 }, { idempotencyKey: 'k1' });

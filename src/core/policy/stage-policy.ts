@@ -26,6 +26,12 @@ export interface StagePolicy {
   heartbeatMs: number;
   /** Jobs of this stage one worker runs at once. */
   concurrency: number;
+  /**
+   * Jobs a worker claims ahead and holds (leased, heartbeated) while its slots are busy, so the
+   * next job starts without a round trip to the store. Raises throughput of short jobs; 0 keeps
+   * every waiting job claimable by other workers.
+   */
+  prefetch: number;
   /** Lower runs first. */
   priority: number;
   /** Attempts ending in an intervention error before the run is parked. */
@@ -44,6 +50,7 @@ export const DEFAULT_STAGE_POLICY: Readonly<StagePolicy> = Object.freeze({
   leaseMs: 10_000,
   heartbeatMs: 2_500,
   concurrency: 4,
+  prefetch: 0,
   priority: 0,
   interventionAttempts: 3,
   isolation: Isolation.inline,
@@ -88,6 +95,7 @@ export function checkStagePolicy(p: StagePolicy): [string, string][] {
   };
   positiveInt('maxAttempts', p.maxAttempts);
   positiveInt('concurrency', p.concurrency);
+  if (!Number.isInteger(p.prefetch) || p.prefetch < 0) problems.push(['prefetch', `must be an integer >= 0, got ${p.prefetch}`]);
   positiveInt('interventionAttempts', p.interventionAttempts);
   positiveInt('timeoutMs', p.timeoutMs);
   positiveInt('leaseMs', p.leaseMs);
