@@ -16,14 +16,21 @@ function bannedPackages(group, message) {
   return ['error', { patterns: [{ group, message }] }];
 }
 
-/** One zone per backend folder: a backend imports core and itself, never another backend. */
+/** Code every backend may share (pure TypeScript over core, no driver); itself a folder of src/backends. */
+const SHARED_BACKEND_CODE = 'shared';
+
+/**
+ * One zone per backend folder: a backend imports core, the shared backend code and itself, never
+ * another backend. The shared folder gets a zone too, so it imports core and itself only.
+ */
 const backendZones = readdirSync(new URL('./src/backends', import.meta.url), { withFileTypes: true })
   .filter((d) => d.isDirectory())
   .map((d) => ({
     target: `./src/backends/${d.name}`,
     from: './src',
-    except: ['./core', `./backends/${d.name}`],
-    message: 'A backend imports only src/core (and its own folder); backends never import each other (STYLE.md).',
+    // A Set: for the shared folder itself the last two are one path, and the rule rejects duplicates.
+    except: [...new Set(['./core', `./backends/${SHARED_BACKEND_CODE}`, `./backends/${d.name}`])],
+    message: 'A backend imports only src/core, src/backends/shared and its own folder; backends never import each other (STYLE.md).',
   }));
 
 export default tseslint.config(
@@ -108,6 +115,12 @@ export default tseslint.config(
     files: ['src/backends/**', 'src/pipelines/**', 'src/config/**', 'src/observe/**', 'src/artifacts/**'],
     rules: {
       'no-restricted-imports': bannedPackages(['fastify', 'fastify/*', '@fastify/*'], 'Only src/http serves HTTP.'),
+    },
+  },
+  {
+    files: [`src/backends/${SHARED_BACKEND_CODE}/**`],
+    rules: {
+      'no-restricted-imports': bannedPackages(DRIVERS, 'src/backends/shared is driver-free: each backend keeps its own driver.'),
     },
   },
 );

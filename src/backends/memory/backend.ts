@@ -79,12 +79,7 @@ export function buildMemoryBackend(deps: MemoryBackendDeps): Backend {
     listJobs: (query) => run(() => listJobs(store, query)),
     queueStats: () => run(() => queueStats(store)),
     readLedger: (runId) => run(() => readLedger(store, runId)),
-    onWake(listener) {
-      store.wakeListeners.add(listener);
-      return () => {
-        store.wakeListeners.delete(listener);
-      };
-    },
+    onWake: (listener) => store.wakeListeners.subscribe(listener),
     async close() {
       closed = true;
       store.wakeListeners.clear();

@@ -10,6 +10,7 @@ import { jobIdempotencyKey } from '../../core/keys.ts';
 import type { Job, JsonValue, LedgerEntry, Run, RunStatus, StageErrorRecord, StageRecord } from '../../core/model.ts';
 import { JobState, StageStatus } from '../../core/model.ts';
 import type { JobSpec, LeaseRef } from '../../core/ports.ts';
+import { createWakeListeners } from '../shared/wake-listeners.ts';
 
 /** Outcome of checking a presented lease against the store. */
 export type LeaseCheck =
@@ -40,7 +41,8 @@ export class MemoryStore {
   readonly queuePaused = new Map<string, boolean>();
   /** Queues to wake once the current operation has finished. */
   readonly pendingWakes = new Set<string>();
-  readonly wakeListeners = new Set<(queue: string) => void>();
+  /** The `onWake` listeners; {@link flushWakes} hands them the pending queues. */
+  readonly wakeListeners = createWakeListeners();
 
   constructor(clock: Clock, ids: IdGenerator) {
     this.clock = clock;
@@ -168,25 +170,9 @@ export class MemoryStore {
     return (this.stages.get(runId) ?? []).some((s) => s.rollbackStatus !== null);
   }
 
-  /**
-   * Fires wake hints for the queues collected by the operation that just finished. Deferred to
-   * a microtask so a listener that calls back into the backend never sees a half-done operation.
-   */
+  /** Fires wake hints for the queues collected by the operation that just finished (deferred, see `wakeListeners`). */
   flushWakes(): void {
-    if (this.pendingWakes.size === 0) return;
-    const queues = [...this.pendingWakes];
+    this.wakeListeners.fire(this.pendingWakes);
     this.pendingWakes.clear();
-    const listeners = [...this.wakeListeners];
-    queueMicrotask(() => {
-      for (const queue of queues) {
-        for (const listener of listeners) {
-          try {
-            listener(queue);
-          } catch {
-            // A wake is only a latency hint: a failing listener must not break the store.
-          }
-        }
-      }
-    });
   }
 }

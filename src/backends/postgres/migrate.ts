@@ -4,22 +4,14 @@
  * advisory lock for the schema, each recorded in `<schema>.schema_version`. Processes migrating
  * at once queue on the lock; each later one finds the versions recorded and applies nothing.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import type pg from 'pg';
 import { SchemaVersionError } from '../../core/errors.ts';
 import type { MigrationResult, SchemaVersionInfo } from '../../core/ports.ts';
+import { createMigrationSource, type Migration } from '../shared/migration-files.ts';
 import { inTransaction, nowFrom, type Queryable } from './database.ts';
 import { quoteIdentifier } from './identifiers.ts';
 
-/** One migration file. */
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
-
-const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
-const FILE_NAME = /^(\d{4})_[a-z0-9_]+\.sql$/;
+const migrationFiles = createMigrationSource(new URL('./migrations/', import.meta.url));
 
 /**
  * First key of the advisory lock (the second is the schema name's hash): a fixed number, so
@@ -27,30 +19,14 @@ const FILE_NAME = /^(\d{4})_[a-z0-9_]+\.sql$/;
  */
 const MIGRATION_LOCK_CLASS = 0x6b696c6e; // 'kiln'
 
-let loaded: readonly Migration[] | undefined;
-
 /** The migration files shipped with this code, in version order (read once, on first use). */
 export function loadMigrations(): readonly Migration[] {
-  if (loaded) return loaded;
-  const migrations = readdirSync(MIGRATIONS_DIR)
-    .filter((file) => file.endsWith('.sql'))
-    .map((file): Migration => {
-      const match = FILE_NAME.exec(file);
-      if (!match?.[1]) throw new SchemaVersionError(`migration file name ${file} does not match NNNN_verb_noun.sql`);
-      return { version: Number(match[1]), name: file, sql: readFileSync(new URL(file, MIGRATIONS_DIR), 'utf8') };
-    })
-    .sort((a, b) => a.version - b.version);
-  // Versions must be 1..n without gaps, or "applied up to n" would not mean "has all of 1..n".
-  migrations.forEach((m, i) => {
-    if (m.version !== i + 1) throw new SchemaVersionError(`migration ${m.name} should have version ${i + 1}`);
-  });
-  loaded = migrations;
-  return loaded;
+  return migrationFiles.load();
 }
 
 /** The highest schema version this code knows. */
 export function latestSchemaVersion(): number {
-  return loadMigrations().length;
+  return migrationFiles.latestVersion();
 }
 
 /** Throws `SchemaVersionError` when the schema was migrated by newer code. */

@@ -10,6 +10,7 @@
  */
 import type pg from 'pg';
 import type { Logger } from '../../core/logger.ts';
+import { createWakeListeners, type WakeListener } from '../shared/wake-listeners.ts';
 import { createListenConnection, type ListenConnection } from './listen-connection.ts';
 
 /** Queues remembered for the catch-up wake after a reconnect; more are not tracked. */
@@ -27,7 +28,7 @@ export interface WakeHubOptions {
 /** Fan-out of wake hints to this backend's listeners. */
 export interface WakeHub {
   /** Registers a listener; returns its unsubscribe function. */
-  subscribe(listener: (queue: string) => void): () => void;
+  subscribe(listener: WakeListener): () => void;
   /** Delivers hints for queues this process just made ready (after the commit). */
   deliverLocal(queues: Iterable<string>): void;
   /** Drops every listener and closes the LISTEN connection. */
@@ -36,32 +37,13 @@ export interface WakeHub {
 
 /** Creates the hub; see the module comment. */
 export function createWakeHub(options: WakeHubOptions): WakeHub {
-  const listeners = new Set<(queue: string) => void>();
+  const listeners = createWakeListeners();
   const remembered = new Set<string>();
   let connection: ListenConnection | undefined;
   let closed = false;
 
   const remember = (queue: string): void => {
     if (remembered.size < MAX_REMEMBERED_QUEUES) remembered.add(queue);
-  };
-  /**
-   * Calls every listener for every queue, in a microtask: a listener that calls back into the
-   * backend never runs inside the operation that woke it; a throwing listener is ignored.
-   */
-  const fire = (queues: readonly string[]): void => {
-    if (queues.length === 0 || listeners.size === 0) return;
-    const targets = [...listeners];
-    queueMicrotask(() => {
-      for (const queue of queues) {
-        for (const listener of targets) {
-          try {
-            listener(queue);
-          } catch {
-            // Correctness never depends on a wake: workers poll as well.
-          }
-        }
-      }
-    });
   };
 
   const listen = (): void => {
@@ -72,26 +54,24 @@ export function createWakeHub(options: WakeHubOptions): WakeHub {
       onNotification(queue, senderPid) {
         if (options.ownPids.has(senderPid)) return;
         remember(queue);
-        fire([queue]);
+        listeners.fire([queue]);
       },
       // Hints sent while the connection was down are lost: wake every queue seen so far once.
-      onReconnect: () => fire([...remembered]),
+      onReconnect: () => listeners.fire(remembered),
     });
     connection.start();
   };
 
   return {
     subscribe(listener) {
-      listeners.add(listener);
+      const unsubscribe = listeners.subscribe(listener);
       if (!connection && !closed) listen();
-      return () => {
-        listeners.delete(listener);
-      };
+      return unsubscribe;
     },
     deliverLocal(queues) {
       const unique = [...new Set(queues)];
       unique.forEach(remember);
-      fire(unique);
+      listeners.fire(unique);
     },
     async close() {
       closed = true;

@@ -7,6 +7,7 @@
 import type { Clock } from '../../core/clock.ts';
 import { SchemaVersionError } from '../../core/errors.ts';
 import type { IdGenerator } from '../../core/ids.ts';
+import { createWakeListeners, type WakeListener } from '../shared/wake-listeners.ts';
 import type { SqliteDatabase } from './connection.ts';
 import { mapError } from './errors.ts';
 import { assertKnownVersion, latestSchemaVersion, readSchemaVersion } from './migrate.ts';
@@ -22,22 +23,19 @@ export interface SqliteContext {
   /** Marks `queue` to be woken once the current transaction has committed. */
   wake(queue: string): void;
   /** Registers a wake listener; returns its unsubscribe function. */
-  onWake(listener: (queue: string) => void): () => void;
+  onWake(listener: WakeListener): () => void;
   /** Fires the collected wakes (after a commit). */
   flushWakes(): void;
   /** Forgets the collected wakes (after a rollback). */
   discardWakes(): void;
 }
 
-interface WakeState {
-  pending: Set<string>;
-  listeners: Set<(queue: string) => void>;
-}
-
 /** Creates the context of one connection. */
 export function createContext(db: SqliteDatabase, clock: Clock, ids: IdGenerator): SqliteContext {
   let statements: Statements | undefined;
-  const wakes: WakeState = { pending: new Set(), listeners: new Set() };
+  // Queues woken by the transaction in progress: fired after its commit, dropped on rollback.
+  const pendingWakes = new Set<string>();
+  const listeners = createWakeListeners();
   const ctx: SqliteContext = {
     db,
     clock,
@@ -55,42 +53,16 @@ export function createContext(db: SqliteDatabase, clock: Clock, ids: IdGenerator
       return statements;
     },
     wake(queue) {
-      wakes.pending.add(queue);
+      pendingWakes.add(queue);
     },
-    onWake(listener) {
-      wakes.listeners.add(listener);
-      return () => {
-        wakes.listeners.delete(listener);
-      };
+    onWake: (listener) => listeners.subscribe(listener),
+    flushWakes() {
+      listeners.fire(pendingWakes);
+      pendingWakes.clear();
     },
-    flushWakes: () => flushWakes(wakes),
-    discardWakes: () => wakes.pending.clear(),
+    discardWakes: () => pendingWakes.clear(),
   };
   return ctx;
-}
-
-/**
- * Fires the collected wake hints. Deferred to a microtask so a listener that calls back into the
- * backend never runs inside the operation that woke it; a throwing listener is ignored (a wake
- * is only a latency hint).
- */
-function flushWakes({ pending, listeners }: WakeState): void {
-  if (pending.size === 0) return;
-  const queues = [...pending];
-  pending.clear();
-  if (listeners.size === 0) return;
-  const targets = [...listeners];
-  queueMicrotask(() => {
-    for (const queue of queues) {
-      for (const listener of targets) {
-        try {
-          listener(queue);
-        } catch {
-          // Correctness never depends on a wake: workers poll as well.
-        }
-      }
-    }
-  });
 }
 
 /**
@@ -102,17 +74,7 @@ export function writeOperation<Args extends unknown[], Result>(
   ctx: SqliteContext,
   body: (...args: Args) => Result,
 ): (...args: Args) => Promise<Result> {
-  const tx = ctx.db.transaction(body);
-  return async (...args) => {
-    try {
-      const result = tx.immediate(...args);
-      ctx.flushWakes();
-      return result;
-    } catch (err) {
-      ctx.discardWakes();
-      throw mapError(err);
-    }
-  };
+  return transactionOperation(ctx, body, 'immediate');
 }
 
 /**
@@ -123,11 +85,23 @@ export function readOperation<Args extends unknown[], Result>(
   ctx: SqliteContext,
   body: (...args: Args) => Result,
 ): (...args: Args) => Promise<Result> {
+  return transactionOperation(ctx, body, 'deferred');
+}
+
+function transactionOperation<Args extends unknown[], Result>(
+  ctx: SqliteContext,
+  body: (...args: Args) => Result,
+  mode: 'immediate' | 'deferred',
+): (...args: Args) => Promise<Result> {
   const tx = ctx.db.transaction(body);
+  // A deferred body only reads, so it never collects wakes: flushing or discarding is a no-op.
   return async (...args) => {
     try {
-      return tx.deferred(...args);
+      const result = tx[mode](...args);
+      ctx.flushWakes();
+      return result;
     } catch (err) {
+      ctx.discardWakes();
       throw mapError(err);
     }
   };

@@ -1,87 +1,26 @@
 /**
  * Row shapes as better-sqlite3 returns them (snake_case columns, JSON as TEXT, booleans as 0/1)
- * and their mapping to the domain records of `core/model.ts`. Nothing else in the backend reads
- * column names off a row.
+ * and their mapping to the domain records of `core/model.ts`. The field mapping is shared with
+ * the other SQL backends (`backends/shared/row-mapping.ts`); the TEXT encoding of JSON columns
+ * is this backend's own and lives here. Nothing else in the backend reads column names off a row.
  */
-import type {
-  Job,
-  JobKind,
-  JobState,
-  JsonValue,
-  LedgerEntry,
-  RollbackStatus,
-  Run,
-  RunStatus,
-  StageErrorRecord,
-  StageRecord,
-  StageStatus,
-} from '../../core/model.ts';
+import type { JobKind, JobState, JsonValue, StageErrorRecord } from '../../core/model.ts';
+import { createRowMapping, type JobRowOf, type LedgerRowOf, type RunRowOf, type StageRowOf } from '../shared/row-mapping.ts';
 
-/** A `runs` row. */
-export interface RunRow {
-  id: string;
-  pipeline: string;
-  pipeline_version: number;
-  status: RunStatus;
-  current_stage: string | null;
-  input: string;
-  input_checksum: string;
-  idempotency_key: string | null;
-  subject_id: string | null;
-  subject_version: number | null;
-  tenant: string | null;
-  trace_id: string | null;
-  error: string | null;
-  created_at: number;
-  updated_at: number;
-  finished_at: number | null;
-}
+/** A `runs` row: JSON columns as TEXT. */
+export type RunRow = RunRowOf<string>;
 
-/** A `stage_records` row. */
-export interface StageRow {
-  run_id: string;
-  stage: string;
-  stage_index: number;
-  status: StageStatus;
-  attempts: number;
-  output: string | null;
-  error: string | null;
-  progress: string | null;
-  lease_owner: string | null;
-  lease_until: number | null;
-  rollback_status: RollbackStatus | null;
-  started_at: number | null;
-  finished_at: number | null;
-  duration_ms: number | null;
-}
+/** A `stage_records` row: JSON columns as TEXT. */
+export type StageRow = StageRowOf<string>;
 
-/** A `jobs` row. */
-export interface JobRow {
-  id: string;
-  run_id: string;
-  pipeline: string;
-  stage: string;
-  queue: string;
-  kind: JobKind;
-  state: JobState;
-  idempotency_key: string;
+/** A `jobs` row: `last_error` as TEXT, plus the SQLite-only `dead_slot`. */
+export interface JobRow extends JobRowOf<string> {
   /** '' while the job is live, its own id once dead (see migration 0001). */
   dead_slot: string;
-  attempt: number;
-  max_attempts: number;
-  priority: number;
-  available_at: number;
-  enqueued_at: number;
-  tenant: string | null;
-  trace_id: string | null;
-  lease_owner: string | null;
-  lease_token: string | null;
-  fence: number | null;
-  lease_until: number | null;
-  lease_ms: number | null;
-  redeliveries: number;
-  last_error: string | null;
 }
+
+/** A `ledger` row: `output` as TEXT. */
+export type LedgerRow = LedgerRowOf<string>;
 
 /**
  * The columns of `jobs` in the order {@link jobRowFromValues} reads them, for hot statements read
@@ -120,18 +59,6 @@ export function jobRowFromValues(v: readonly unknown[]): JobRow {
   };
 }
 
-/** A `ledger` row. */
-export interface LedgerRow {
-  run_id: string;
-  key: string;
-  /** Position among the run's entries, in completion order. */
-  seq: number;
-  stage: string;
-  kind: JobKind;
-  output: string;
-  completed_at: number;
-}
-
 /** JSON for a TEXT column; `undefined` never reaches the store. */
 export function toJson(value: JsonValue): string {
   return JSON.stringify(value);
@@ -147,92 +74,16 @@ export function fromJson(text: string): JsonValue {
   return JSON.parse(text) as JsonValue;
 }
 
-function jsonOrNull(text: string | null): JsonValue | null {
-  return text === null ? null : fromJson(text);
-}
+const mapping = createRowMapping<string, string>({
+  json: fromJson,
+  error: (text) => JSON.parse(text) as StageErrorRecord,
+});
 
-function errorOrNull(text: string | null): StageErrorRecord | null {
-  return text === null ? null : (JSON.parse(text) as StageErrorRecord);
-}
-
-/** Row -> {@link Run}. */
-export function runFromRow(row: RunRow): Run {
-  return {
-    id: row.id,
-    pipeline: row.pipeline,
-    pipelineVersion: row.pipeline_version,
-    status: row.status,
-    currentStage: row.current_stage,
-    input: fromJson(row.input),
-    inputChecksum: row.input_checksum,
-    idempotencyKey: row.idempotency_key,
-    subjectId: row.subject_id,
-    subjectVersion: row.subject_version,
-    tenant: row.tenant,
-    traceId: row.trace_id,
-    error: errorOrNull(row.error),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    finishedAt: row.finished_at,
-  };
-}
-
-/** Row -> {@link StageRecord}. */
-export function stageFromRow(row: StageRow): StageRecord {
-  return {
-    runId: row.run_id,
-    stage: row.stage,
-    index: row.stage_index,
-    status: row.status,
-    attempts: row.attempts,
-    output: jsonOrNull(row.output),
-    error: errorOrNull(row.error),
-    progress: jsonOrNull(row.progress),
-    leaseOwner: row.lease_owner,
-    leaseUntil: row.lease_until,
-    rollbackStatus: row.rollback_status,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-    durationMs: row.duration_ms,
-  };
-}
-
-/** Row -> {@link Job}. */
-export function jobFromRow(row: JobRow): Job {
-  return {
-    id: row.id,
-    runId: row.run_id,
-    pipeline: row.pipeline,
-    stage: row.stage,
-    queue: row.queue,
-    kind: row.kind,
-    state: row.state,
-    idempotencyKey: row.idempotency_key,
-    attempt: row.attempt,
-    maxAttempts: row.max_attempts,
-    priority: row.priority,
-    availableAt: row.available_at,
-    enqueuedAt: row.enqueued_at,
-    tenant: row.tenant,
-    traceId: row.trace_id,
-    leaseOwner: row.lease_owner,
-    leaseToken: row.lease_token,
-    fence: row.fence,
-    leaseUntil: row.lease_until,
-    leaseMs: row.lease_ms,
-    redeliveries: row.redeliveries,
-    lastError: errorOrNull(row.last_error),
-  };
-}
-
-/** Row -> {@link LedgerEntry}. */
-export function ledgerFromRow(row: LedgerRow): LedgerEntry {
-  return {
-    key: row.key,
-    runId: row.run_id,
-    stage: row.stage,
-    kind: row.kind,
-    output: fromJson(row.output),
-    completedAt: row.completed_at,
-  };
-}
+/** Row -> `Run`. */
+export const runFromRow = mapping.runFromRow;
+/** Row -> `StageRecord`. */
+export const stageFromRow = mapping.stageFromRow;
+/** Row -> `Job` (`dead_slot` is storage only and not copied). */
+export const jobFromRow = mapping.jobFromRow;
+/** Row -> `LedgerEntry`. */
+export const ledgerFromRow = mapping.ledgerFromRow;

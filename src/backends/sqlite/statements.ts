@@ -19,22 +19,11 @@ export interface RunStateParams {
   updated_at: number;
 }
 
-/** Values bound by `INSERT_JOB`. */
-export interface InsertJobParams {
-  id: string;
-  run_id: string;
-  pipeline: string;
-  stage: string;
-  queue: string;
-  kind: JobKind;
-  idempotency_key: string;
-  max_attempts: number;
-  priority: number;
-  available_at: number;
-  enqueued_at: number;
-  tenant: string | null;
-  trace_id: string | null;
-}
+/** Values bound by `INSERT_JOB`: the columns a new job is given (the rest take their defaults). */
+export type InsertJobParams = Pick<
+  JobRow,
+  'id' | 'run_id' | 'pipeline' | 'stage' | 'queue' | 'kind' | 'idempotency_key' | 'max_attempts' | 'priority' | 'available_at' | 'enqueued_at' | 'tenant' | 'trace_id'
+>;
 
 /** Values bound by `LEASE_JOB`. */
 export type LeaseJobParams = Pick<JobRow, 'id' | 'attempt' | 'redeliveries'> & {
