@@ -1,5 +1,6 @@
 /**
- * `claimJobs`: the hot path, ONE statement (see `queries/claim.ts`) for every requested queue.
+ * `claimJobs`: the hot path, ONE statement (see `queries/claim.ts`, and the `claim_jobs` function of
+ * migration 0004) for every requested queue.
  * This side only shapes the parameters — one lease token per job that may be claimed, drawn
  * from the injected id source — and the claimed rows.
  */
@@ -16,6 +17,7 @@ export const MAX_CLAIM_LIMIT = 1000;
 interface ClaimRow extends JobRow {
   picked_state: JobState;
   run: RunRow;
+  run_started_at: number | null;
   outputs: Record<string, JsonValue> | null;
   ledger_hit: boolean;
   ledger_output: JsonValue | null;
@@ -41,7 +43,9 @@ export async function claimJobs(ctx: PgContext, requests: readonly ClaimRequest[
   return rows.map(
     (row): ClaimedJob => ({
       job: jobFromRow(row),
-      run: runFromRow(row.run),
+      // The statement returns the run as its snapshot saw it; a claim that started the run
+      // applied exactly this on top (see queries/claim.ts).
+      run: runFromRow(row.run_started_at === null ? row.run : { ...row.run, status: 'running', updated_at: row.run_started_at }),
       // Parsed per row: handlers of one batch never share a mutable outputs object.
       outputs: row.outputs ?? {},
       ...(row.ledger_hit ? { ledgerOutput: row.ledger_output } : {}),

@@ -1,6 +1,7 @@
 /**
  * `commit`: a batch of completions and failures applied in order in ONE transaction, each fenced
- * by its own lease, by one call of the `commit_items` function (migration 0003). This side turns
+ * by its own lease, by one call of the `commit_batch` function (migration 0004: completions of
+ * distinct runs set-wise, anything else by `commit_items` of 0003, item by item). This side turns
  * the items into that function's JSON input — the ids of jobs to enqueue, their idempotency keys
  * (built by core/keys.ts, the run id left as a placeholder the function fills in) — and maps the
  * outcomes back.
@@ -13,7 +14,7 @@ import type { PgContext } from './context.ts';
 import { queryRows } from './database.ts';
 import { errorJsonText, toJsonText } from './rows.ts';
 
-/** Stands for the run id in an enqueued job's key; `commit_items` replaces it (see 0003). */
+/** Stands for the run id in an enqueued job's key; the commit functions replace it (see 0003, 0004). */
 export const RUN_ID_PLACEHOLDER = '\u0001run\u0001';
 
 /** Run statuses that may move to `parked`, from the one transition table. */
@@ -65,7 +66,7 @@ export async function commit(ctx: PgContext, items: readonly CommitItem[]): Prom
   ctx.wake(rows.flatMap((row) => (row.woken_queue === null ? [] : [row.woken_queue])));
   return rows.map((row): CommitResult => {
     if (row.outcome !== 'committed') return { outcome: row.outcome };
-    if (row.run_status === null) throw new Error('commit_items returned a committed item without a run status');
+    if (row.run_status === null) throw new Error('commit_batch returned a committed item without a run status');
     return { outcome: 'committed', runStatus: row.run_status };
   });
 }

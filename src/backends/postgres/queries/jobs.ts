@@ -16,13 +16,14 @@ export const dbNow = (_s: string): Statement => statement('db_now', `SELECT ${DB
 
 /**
  * In: now, items JSON (see migration 0003), NOTIFY channel, run statuses that may park.
- * Out: one (outcome, run_status, woken_queue) row per item, in order.
+ * Out: one (outcome, run_status, woken_queue) row per item, in order. `commit_batch` (0004)
+ * applies a batch of completions of distinct runs set-wise, anything else item by item.
  */
 export const commit = (s: string): Statement =>
   statement(
     'commit',
     `SELECT c.outcome, c.run_status, c.woken_queue
-     FROM ${s}.commit_items($2::json, ${NOW}, $3, $4::text[]) WITH ORDINALITY AS c (outcome, run_status, woken_queue, ord)
+     FROM ${s}.commit_batch($2::json, ${NOW}, $3, $4::text[]) WITH ORDINALITY AS c (outcome, run_status, woken_queue, ord)
      ORDER BY c.ord`,
   );
 
