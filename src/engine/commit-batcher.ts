@@ -1,8 +1,9 @@
 /**
  * Group commit: attempts that finish in the same tick are committed in ONE backend transaction
  * (`Backend.commit`). Each item is still fenced by its own lease, so batching changes cost, not
- * meaning. A batch is flushed at the end of the current microtask queue; items arriving while a
- * flush is in flight wait for the next one.
+ * meaning. A batch is flushed at the end of the current microtask queue; up to `maxInFlight`
+ * batches may be in flight at once (a networked store overlaps them on its pool; one run never has
+ * two items in flight, since its next job exists only once the previous commit landed).
  *
  * When the store is unreachable (a retryable error such as BACKEND_UNAVAILABLE), items are retried
  * with backoff until their lease would have expired: a restart of the database then costs a
@@ -32,10 +33,10 @@ const RETRY_BASE_MS = 100;
 const RETRY_CAP_MS = 2_000;
 
 /** Creates a batcher flushing at most `maxBatch` items per transaction. */
-export function createCommitBatcher(backend: Backend, clock: Clock, maxBatch = 256): CommitBatcher {
+export function createCommitBatcher(backend: Backend, clock: Clock, { maxBatch = 256, maxInFlight = 4 } = {}): CommitBatcher {
   let queue: Pending[] = [];
   let scheduled = false;
-  let flushing = false;
+  let inFlight = 0;
 
   const retryLater = (p: Pending): void => {
     const delayMs = Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** p.retries++);
@@ -55,8 +56,8 @@ export function createCommitBatcher(backend: Backend, clock: Clock, maxBatch = 2
 
   const flush = async (): Promise<void> => {
     scheduled = false;
-    if (flushing || queue.length === 0) return;
-    flushing = true;
+    if (inFlight >= maxInFlight || queue.length === 0) return;
+    inFlight += 1;
     const batch = queue.slice(0, maxBatch);
     queue = queue.slice(batch.length);
     try {
@@ -69,7 +70,7 @@ export function createCommitBatcher(backend: Backend, clock: Clock, maxBatch = 2
     } catch (err) {
       failed(batch, err);
     } finally {
-      flushing = false;
+      inFlight -= 1;
       if (queue.length > 0) schedule();
     }
   };

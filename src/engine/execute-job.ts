@@ -50,9 +50,12 @@ function whenAborted(signal: AbortSignal): Promise<Settled> {
 
 /**
  * Executes a claimed job and commits its outcome. `held` is the job's lease, held (and renewed)
- * since the claim; the executor releases it when the handler is done. Never throws.
+ * since the claim; the executor releases it when the handler is done, and then calls
+ * `handlerDone` so the worker can start its next job while this one's commit is in flight.
+ * Never throws.
  */
-export async function executeJob(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob): Promise<void> {
+export async function executeJob(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob, handlerDone: () => void): Promise<void> {
+  held.onRelease = handlerDone;
   try {
     await execute(deps, claimed, held);
   } finally {

@@ -16,6 +16,8 @@ export interface HeldJob {
   controller: AbortController;
   lastRenewAt: number;
   progress: JsonValue | undefined;
+  /** Called once when the job is released (its handler is done, or it is handed back). */
+  onRelease?: () => void;
 }
 
 /** Heartbeats for held jobs. */
@@ -86,6 +88,9 @@ export function createLeaseKeeper(options: { backend: Backend; clock: Clock; log
     },
     release(job) {
       held.delete(job);
+      const onRelease = job.onRelease;
+      job.onRelease = undefined;
+      onRelease?.();
     },
     async renewNow(job) {
       const [status] = await backend.renewLeases([job.progress === undefined ? job.lease : { ...job.lease, progress: job.progress }]);

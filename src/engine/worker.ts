@@ -58,11 +58,18 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
   const dispatch = (): void => {
     for (const { claimed, held } of slots.startable()) {
       const queue = claimed.job.queue;
-      const p: Promise<void> = executeJob(exec, claimed, held).finally(() => {
+      let slotFreed = false;
+      // The slot is the handler's: it frees when the handler is done, before the commit lands.
+      const freeSlot = (): void => {
+        if (slotFreed) return;
+        slotFreed = true;
         slots.finished(queue);
-        executions.delete(p);
         dispatch();
         wake();
+      };
+      const p: Promise<void> = executeJob(exec, claimed, held, freeSlot).finally(() => {
+        freeSlot();
+        executions.delete(p);
       });
       executions.add(p);
     }
