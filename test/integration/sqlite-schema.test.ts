@@ -13,11 +13,11 @@ import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
 import * as J from '../../src/backends/sqlite/job-queries.ts';
 import * as Q from '../../src/backends/sqlite/queries.ts';
 import { JOB_COLUMNS, jobRowFromValues } from '../../src/backends/sqlite/rows.ts';
-import { contentHash } from '../../src/core/canonical.ts';
 import { createFakeClock } from '../../src/core/clock.ts';
 import { jobIdempotencyKey } from '../../src/core/keys.ts';
 import { RunStatus } from '../../src/core/model.ts';
 import type { Backend } from '../../src/core/ports.ts';
+import { stageJob, submit } from '../conformance/backend-suite-fixture.ts';
 
 /** Statements run for every submission, claim or commit, by name. */
 const HOT_STATEMENTS: Record<string, string> = {
@@ -94,17 +94,7 @@ describe('sqlite schema and statements', () => {
   });
 
   it('the raw job row decoder reads every column of jobs, in the order JOB_COLUMNS names them', async () => {
-    const input = { n: 1 };
-    await backend.submitRun({
-      pipeline: 'demo',
-      pipelineVersion: 1,
-      input,
-      inputChecksum: contentHash(input),
-      stages: ['a'],
-      firstJob: { stage: 'a', queue: 'demo.a', kind: 'stage', maxAttempts: 3, priority: 0 },
-      tenant: 't1',
-      traceId: 'trace-1',
-    });
+    await submit(backend, { tenant: 't1', traceId: 'trace-1' });
     raw = new Database(path, { readonly: true });
     const columns = (raw.prepare('PRAGMA table_info(jobs)').all() as { name: string }[]).map((c) => c.name);
     assert.deepEqual(
@@ -126,16 +116,9 @@ describe('sqlite schema and statements', () => {
   });
 
   it('a claim limit above the per-statement cap is served up to the cap without error', async () => {
-    const input = { n: 2 };
-    await backend.submitRun({
-      pipeline: 'demo',
-      pipelineVersion: 1,
-      input,
-      inputChecksum: contentHash(input),
-      stages: ['a'],
-      firstJob: { stage: 'a', queue: 'demo.a', kind: 'stage', maxAttempts: 3, priority: 0 },
-    });
-    const claimed = await backend.claimJobs([{ queue: 'demo.a', workerId: 'w', limit: J.MAX_PICK_LIMIT * 10, leaseMs: 1_000 }]);
+    const run = await submit(backend);
+    const queue = run.currentStage === null ? '' : stageJob(run.currentStage).queue;
+    const claimed = await backend.claimJobs([{ queue, workerId: 'w', limit: J.MAX_PICK_LIMIT * 10, leaseMs: 1_000 }]);
     assert.equal(claimed.length, 1);
   });
 });
