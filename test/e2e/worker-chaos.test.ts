@@ -1,9 +1,10 @@
 /**
- * Many processes on one PostgreSQL, under fire: one API process (`serve --no-worker`) and four
+ * Many processes on one store, under fire: one API process (`serve --no-worker`) and four
  * `kiln worker` processes; 2,000 demo runs submitted over HTTP while workers are SIGKILLed and
  * restarted at random every few hundred ms. Afterwards every run succeeded, every stage succeeded
  * exactly once (one ledger entry each), no job is left (none leased past its expiry, none stuck),
- * and the crashes really happened (redeliveries were needed).
+ * and the crashes really happened (redeliveries were needed). One test body, run on PostgreSQL
+ * and on a shared SQLite file.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { createPostgresBackend } from '../../src/backends/postgres/index.ts';
+import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
 import type { Backend } from '../../src/core/ports.ts';
 import type { Run } from '../../src/core/model.ts';
 import { dropSchema } from '../integration/http-backends.ts';
@@ -55,17 +57,45 @@ async function submitAll(base: string, count: number): Promise<void> {
   );
 }
 
-describe('PostgreSQL: one API and four workers under random SIGKILLs', { skip: postgresSkipReason() }, () => {
+/** A store for the chaos test: the flags and env that select it, a backend to check it, cleanup. */
+interface ChaosStore {
+  args: string[];
+  env: Record<string, string>;
+  backend: Backend;
+  destroy(): Promise<void>;
+}
+
+const STORES: { name: string; skip: string | undefined; open(dir: string): Promise<ChaosStore> }[] = [
+  {
+    name: 'PostgreSQL',
+    skip: postgresSkipReason(),
+    async open() {
+      const { url } = await sharedPostgres();
+      const schema = createSchemaName('kiln_chaos_');
+      const backend = createPostgresBackend({ connectionString: url, schema });
+      return { args: ['--store', url], env: { KILN_PG_SCHEMA: schema }, backend, destroy: () => backend.close().then(() => dropSchema(url, schema)) };
+    },
+  },
+  {
+    name: 'SQLite (one file, five processes)',
+    skip: undefined,
+    async open(dir) {
+      const path = join(dir, 'kiln.db');
+      const backend = createSqliteBackend({ path });
+      return { args: ['--db', path], env: {}, backend, destroy: () => backend.close() };
+    },
+  },
+];
+
+for (const storeCase of STORES) describe(`${storeCase.name}: one API and four workers under random SIGKILLs`, { skip: storeCase.skip }, () => {
   test('2,000 runs all succeed with every stage recorded exactly once', { timeout: 180_000 }, async (t) => {
-    const { url } = await sharedPostgres();
-    const schema = createSchemaName('kiln_chaos_');
     const dir = await mkdtemp(join(tmpdir(), 'kiln-chaos-'));
     const procs: KilnProcess[] = [];
-    const backend = createPostgresBackend({ connectionString: url, schema });
+    const chaosStore = await storeCase.open(dir);
+    const { backend } = chaosStore;
     t.after(async () => {
       procs.forEach(killIfRunning);
-      await backend.close();
-      await dropSchema(url, schema);
+      await chaosStore.destroy();
       await rm(dir, { recursive: true, force: true });
     });
     // Short leases so crashed work comes back quickly; enough attempts that repeated kills of the
@@ -74,10 +104,11 @@ describe('PostgreSQL: one API and four workers under random SIGKILLs', { skip: p
       join(dir, 'kiln.yaml'),
       'pipelines:\n  demo.sleep:\n    defaults: { leaseMs: 2s, heartbeatMs: 400ms, maxAttempts: 25, backoff: { baseMs: 50, capMs: 500 } }\n',
     );
-    const env = cleanEnv({ KILN_PG_SCHEMA: schema, KILN_LOG_LEVEL: 'warn' });
-    const store = ['--store', url];
+    const env = cleanEnv({ ...chaosStore.env, KILN_LOG_LEVEL: 'warn' });
+    const store = chaosStore.args;
     const migrated = await runKiln(['migrate', ...store], dir, env);
     assert.equal(migrated.code, 0, migrated.stderr);
+    assert.deepEqual((await backend.migrate()).applied, [], 'kiln migrate applied everything');
 
     const port = await freePort();
     const api = spawnKiln(['serve', '--no-worker', '--port', String(port), ...store], dir, env);
