@@ -54,6 +54,15 @@ test('schema violations are 400 VALIDATION_FAILED naming each field', () =>
     assert.match(limit.json().message, /querystring\.limit expected integer to be greater or equal to 1/);
   }));
 
+test("input the pipeline rejects (an explicit null, a wrong type) is 400 and queues nothing", () =>
+  withHarness(async (h) => {
+    for (const input of [null, { delayMs: 'x' }, { delayMs: 1, extra: true }]) {
+      const res = await postJson(h.app, '/v1/runs', { pipeline: 'demo.sleep', input });
+      assertEnvelope(res.json(), 400, 'VALIDATION_FAILED');
+    }
+    assert.deepEqual((await h.app.inject({ method: 'GET', url: '/v1/runs' })).json(), []);
+  }));
+
 test('a body over the limit is 413 PAYLOAD_TOO_LARGE', () =>
   withHarness(
     async (h) => {

@@ -33,7 +33,8 @@ export const runRoutes: FastifyPluginAsync<RunRoutesOptions> = async (app, { kil
     { schema: { body: SubmitRunBody, headers: SubmitRunHeaders } },
     async (request, reply) => {
       const { pipeline, input } = request.body;
-      const { run, created } = await kiln.submit(pipeline, input ?? {}, submitOptions(request.body, request.headers));
+      // Omitted input means {}; an explicit null goes to the pipeline like any other value.
+      const { run, created } = await kiln.submit(pipeline, input === undefined ? {} : input, submitOptions(request.body, request.headers));
       void reply.header('location', `/v1/runs/${encodeURIComponent(run.id)}`);
       // A repeated Idempotency-Key answers with the run it created first (Stripe's convention).
       if (!created) return reply.status(200).header('idempotent-replayed', 'true').send(runView(run));
