@@ -1,14 +1,17 @@
 /**
  * Benchmark entry point: `npm run bench -- <suite> [flags]`.
  *   engine   5-stage no-op pipeline: kiln (memory, SQLite) vs BullMQ (private redis-server).
- *            Flags: --runs N (default 2000), --concurrency C (default 10), --only a,b
+ *            Flags: --runs N (default 2000), --concurrency C (default 10), --only a,b,
+ *            --submit single|bulk (default single: runs submitted one by one, each awaited;
+ *            bulk: each system's bulk API, 500 per call, so the measure is processing-bound)
  *            Systems: kiln-memory, kiln-sqlite, bullmq. Writes bench/results/engine-<timestamp>.json.
  *   engine --store postgres
  *            kiln vs graphile-worker (defaults, batched) vs pg-boss on one PostgreSQL (a private
  *            cluster, or KILN_PG_URL): pre-filled no-op jobs/s and 5-stage chains/s.
  *            Flags: --jobs N (default 5000), --chains N (default 1000), --concurrency C (default 10),
  *            --only kiln,graphile-default,graphile-batched,pg-boss, --scenario noop,chains, --cpu-prof
- *            (profile the kiln children, print hotspots). Writes bench/results/engine-postgres-<timestamp>.json.
+ *            (profile the kiln children, print hotspots), --submit single|bulk (chains heads; the
+ *            no-op pre-fill is always bulk and untimed). Writes bench/results/engine-postgres-<timestamp>.json.
  */
 import { EngineStore, parseEngineArgs, parseEngineStore } from './engine/engine-args.ts';
 import { runEngineSuite } from './engine/engine-suite.ts';
@@ -16,9 +19,10 @@ import { parsePgEngineArgs } from './engine-pg/pg-engine-args.ts';
 import { runPgSuite } from './engine-pg/pg-suite.ts';
 
 const USAGE = [
-  'usage: npm run bench -- engine [--runs 2000] [--concurrency 10] [--only kiln-memory,kiln-sqlite,bullmq]',
+  'usage: npm run bench -- engine [--runs 2000] [--concurrency 10] [--only kiln-memory,kiln-sqlite,bullmq] [--submit single|bulk]',
   '       npm run bench -- engine --store postgres [--jobs 5000] [--chains 1000] [--concurrency 10]',
-  '                               [--only kiln,graphile-default,graphile-batched,pg-boss] [--scenario noop,chains] [--cpu-prof]',
+  '                               [--only kiln,kiln-prefetch,graphile-default,graphile-batched,pg-boss] [--scenario noop,chains]',
+  '                               [--cpu-prof] [--submit single|bulk]',
 ].join('\n');
 
 /** Runs the engine suite for the chosen store; true when some system failed. */

@@ -6,7 +6,8 @@
  *  - noop:   one runner (concurrency C) on one task; jobs pre-filled with `addJobs`.
  *  - chains: one runner (concurrency C) on the five stage tasks; each handler adds the next
  *            stage's job with `helpers.addJob` before returning, as graphile-worker users chain
- *            jobs. Heads are added one by one with `addJob`.
+ *            jobs. Heads are added one by one with `addJob`, or in `addJobs` chunks with
+ *            `--submit bulk`.
  * Usage: KILN_PG_URL=... node --import tsx bench/engine-pg/graphile-worker.ts --system S --scenario noop|chains --count N --concurrency C
  */
 import { performance } from 'node:perf_hooks';
@@ -14,6 +15,7 @@ import { Logger, makeWorkerUtils, run, type Runner, type RunnerOptions, type Tas
 import pg from 'pg';
 import { emitResultLine } from '../engine/engine-result.ts';
 import { warmupRunsFor } from '../engine/kiln-bench.ts';
+import { submitHeads, type SubmitMode } from '../engine/submit-heads.ts';
 import { benchSchemaName, parsePgChildArgs, type PgChildArgs } from './pg-child-args.ts';
 import { CHAIN_STAGE_COUNT, measurePhase, PgScenario, type PgBenchResult, type PhaseTiming } from './pg-bench-result.ts';
 import { createProgress, pollUntilZero, type Progress } from './pg-progress.ts';
@@ -103,8 +105,12 @@ async function prefill(utils: WorkerUtils, count: number, offset: number): Promi
   }
 }
 
-async function addChainHeads(utils: WorkerUtils, count: number, offset: number): Promise<void> {
-  for (let i = 0; i < count; i++) await utils.addJob(STAGES[0] ?? '', { n: offset + i });
+async function addChainHeads(utils: WorkerUtils, mode: SubmitMode, count: number, offset: number): Promise<void> {
+  const head = STAGES[0] ?? '';
+  await submitHeads(mode, count, offset, {
+    one: (n) => utils.addJob(head, { n }),
+    many: (ns) => utils.addJobs(ns.map((n) => ({ identifier: head, payload: { n } }))),
+  });
 }
 
 /** Waits for `total` handler finishes, then for the database to confirm every job is gone. */
@@ -129,7 +135,7 @@ async function warmUp(ctx: GraphileContext, utils: WorkerUtils, warmup: number):
   const runners = ctx.args.scenario === PgScenario.Noop ? [await startNoopRunner(ctx, progress)] : await startChainRunners(ctx, progress);
   try {
     if (ctx.args.scenario === PgScenario.Noop) await prefill(utils, warmup, 0);
-    else await addChainHeads(utils, warmup, 0);
+    else await addChainHeads(utils, ctx.args.submit, warmup, 0);
     await withMonitor(ctx, (monitor) => waitUntilDone(ctx, progress, warmup, monitor));
   } finally {
     await Promise.all(runners.map((r) => r.stop()));
@@ -157,7 +163,7 @@ async function measureChains(ctx: GraphileContext, offset: number): Promise<Phas
   try {
     return await withMonitor(ctx, async (monitor) => {
       const t0 = performance.now();
-      await addChainHeads(utils, ctx.args.count, offset);
+      await addChainHeads(utils, ctx.args.submit, ctx.args.count, offset);
       const submitMs = performance.now() - t0;
       const monitorQueries = await waitUntilDone(ctx, progress, ctx.args.count, monitor);
       return { elapsedMs: performance.now() - t0, monitorQueries, extra: { submitMs: Math.round(submitMs) } };

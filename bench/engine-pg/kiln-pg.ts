@@ -3,8 +3,8 @@
  * default settings (per-stage concurrency C).
  *  - noop:   runs of a 1-stage no-op pipeline, submitted before the worker starts (not timed).
  *  - chains: runs of a 5-stage no-op pipeline; the engine enqueues each next stage in the
- *            same commit that completes the previous one. Submitted one by one, timed from
- *            the first submission.
+ *            same commit that completes the previous one. Submitted one by one (`submit`) or in
+ *            `submitMany` chunks (`--submit bulk`), timed from the first submission.
  * With `KILN_BENCH_CPU_PROF_DIR` set, the measured phase is CPU-profiled (see cpu-profile.ts).
  * Usage: KILN_PG_URL=... node --import tsx bench/engine-pg/kiln-pg.ts --system kiln --scenario noop|chains --count N --concurrency C
  */
@@ -22,6 +22,7 @@ import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln } from '../../src/engine/kiln-types.ts';
 import { emitResultLine } from '../engine/engine-result.ts';
 import { warmupRunsFor } from '../engine/kiln-bench.ts';
+import { SubmitMode, submitHeads } from '../engine/submit-heads.ts';
 import { timeBackendCalls, type TimedBackend } from './backend-call-timer.ts';
 import { startCpuProfile, type CpuProfileSummary } from './cpu-profile.ts';
 import { benchSchemaName, parsePgChildArgs, type PgChildArgs } from './pg-child-args.ts';
@@ -91,8 +92,11 @@ async function openSession(ctx: KilnContext, progress: Progress): Promise<KilnSe
   return { kiln, backend, calls: timed.stats, failures: () => failed };
 }
 
-async function submitSequential(kiln: Kiln, count: number, offset: number): Promise<void> {
-  for (let i = 0; i < count; i++) await kiln.submit(PIPELINE, { n: offset + i });
+async function submitRuns(kiln: Kiln, mode: SubmitMode, count: number, offset: number): Promise<void> {
+  await submitHeads(mode, count, offset, {
+    one: (n) => kiln.submit(PIPELINE, { n }),
+    many: (ns) => kiln.submitMany(PIPELINE, ns.map((n) => ({ input: { n } }))),
+  });
 }
 
 async function submitParallel(kiln: Kiln, count: number, offset: number): Promise<void> {
@@ -110,7 +114,9 @@ async function warmUp(ctx: KilnContext, warmup: number): Promise<void> {
   const worker = session.kiln.createWorker();
   worker.start();
   try {
-    await submitSequential(session.kiln, warmup, 0);
+    // Chains warm up the submit path they measure; the no-op warm-up stays one by one.
+    const mode = ctx.args.scenario === PgScenario.Chains ? ctx.args.submit : SubmitMode.Single;
+    await submitRuns(session.kiln, mode, warmup, 0);
     await progress.waitFor(warmup);
   } finally {
     await worker.stop(1_000);
@@ -160,7 +166,7 @@ async function measureChains(ctx: KilnContext, offset: number): Promise<PhaseTim
   const session = await openSession(ctx, progress);
   return withWorker(ctx, session, async () => {
     const t0 = performance.now();
-    await submitSequential(session.kiln, ctx.args.count, offset);
+    await submitRuns(session.kiln, ctx.args.submit, ctx.args.count, offset);
     const submitMs = performance.now() - t0;
     await progress.waitFor(ctx.args.count);
     return { elapsedMs: performance.now() - t0, monitorQueries: 0, extra: { submitMs: Math.round(submitMs) } };

@@ -15,6 +15,8 @@
  *
  *  - noop:   jobs pre-filled with `insert` (bulk), one queue.
  *  - chains: one queue per stage; each handler `send`s the next stage's job before returning.
+ *            Heads are sent one by one with `send`, or in `insert` chunks with `--submit bulk`
+ *            (each chunk then wakes the first stage's worker, as a next-stage `send` does).
  * Usage: KILN_PG_URL=... node --import tsx bench/engine-pg/pg-boss.ts --system pg-boss --scenario noop|chains --count N --concurrency C
  */
 import { performance } from 'node:perf_hooks';
@@ -22,6 +24,7 @@ import PgBoss from 'pg-boss';
 import pg from 'pg';
 import { emitResultLine } from '../engine/engine-result.ts';
 import { warmupRunsFor } from '../engine/kiln-bench.ts';
+import { SubmitMode, submitHeads } from '../engine/submit-heads.ts';
 import { benchSchemaName, parsePgChildArgs, type PgChildArgs } from './pg-child-args.ts';
 import { CHAIN_STAGE_COUNT, measurePhase, PgScenario, type PgBenchResult, type PhaseTiming } from './pg-bench-result.ts';
 import { createProgress, pollUntilZero, type Progress } from './pg-progress.ts';
@@ -71,8 +74,11 @@ function wakeOne(boss: PgBoss, ids: WorkerIds, queue: string, turn: number): voi
   if (id) boss.notifyWorker(id);
 }
 
+/** Wakes one worker of a queue (round robin), bypassing its polling interval. */
+type WakeQueue = (queue: string) => void;
+
 /** Starts the workers of every queue; a chain stage sends the next stage's job. */
-async function startWorkers(ctx: BossContext, boss: PgBoss, progress: Progress): Promise<void> {
+async function startWorkers(ctx: BossContext, boss: PgBoss, progress: Progress): Promise<WakeQueue> {
   const ids: WorkerIds = new Map();
   let turn = 0;
   const queues = queuesOf(ctx);
@@ -96,6 +102,7 @@ async function startWorkers(ctx: BossContext, boss: PgBoss, progress: Progress):
       ids.set(queue, [...(ids.get(queue) ?? []), id]);
     }
   }
+  return (queue) => wakeOne(boss, ids, queue, turn++);
 }
 
 async function prefill(boss: PgBoss, count: number, offset: number): Promise<void> {
@@ -105,9 +112,16 @@ async function prefill(boss: PgBoss, count: number, offset: number): Promise<voi
   }
 }
 
-async function sendChainHeads(boss: PgBoss, count: number, offset: number): Promise<void> {
+async function sendChainHeads(boss: PgBoss, wake: WakeQueue, mode: SubmitMode, count: number, offset: number): Promise<void> {
   const head = STAGES[0] ?? '';
-  for (let i = 0; i < count; i++) await boss.send(head, { n: offset + i });
+  await submitHeads(mode, count, offset, {
+    one: (n) => boss.send(head, { n }),
+    many: async (ns) => {
+      await boss.insert(ns.map((n) => ({ name: head, data: { n } })));
+      // `insert` does not wake local workers; without this an idle head worker sleeps up to 0.5 s.
+      wake(head);
+    },
+  });
 }
 
 function unfinishedJobsSql(schema: string): string {
@@ -136,9 +150,9 @@ async function warmUp(ctx: BossContext, warmup: number): Promise<void> {
   try {
     for (const queue of queuesOf(ctx)) await boss.createQueue(queue);
     const progress = createProgress('pg-boss warm-up');
-    await startWorkers(ctx, boss, progress);
+    const wake = await startWorkers(ctx, boss, progress);
     if (ctx.args.scenario === PgScenario.Noop) await prefill(boss, warmup, 0);
-    else await sendChainHeads(boss, warmup, 0);
+    else await sendChainHeads(boss, wake, ctx.args.submit, warmup, 0);
     await withMonitor(ctx, (monitor) => waitUntilDone(ctx, progress, warmup, monitor));
   } finally {
     await stopBoss(boss);
@@ -165,9 +179,9 @@ async function measureChains(ctx: BossContext, offset: number): Promise<PhaseTim
   return withMonitor(ctx, async (monitor) => {
     const boss = await startBoss(ctx);
     try {
-      await startWorkers(ctx, boss, progress);
+      const wake = await startWorkers(ctx, boss, progress);
       const t0 = performance.now();
-      await sendChainHeads(boss, ctx.args.count, offset);
+      await sendChainHeads(boss, wake, ctx.args.submit, ctx.args.count, offset);
       const submitMs = performance.now() - t0;
       const monitorQueries = await waitUntilDone(ctx, progress, ctx.args.count, monitor);
       return { elapsedMs: performance.now() - t0, monitorQueries, extra: { submitMs: Math.round(submitMs) } };
@@ -197,7 +211,7 @@ async function main(): Promise<PgBenchResult> {
       workersPerQueue: WORKERS_PER_QUEUE,
       batchSize: args.concurrency,
       pollingIntervalSeconds: POLLING_INTERVAL_SECONDS,
-      wake: 'notifyWorker after a productive fetch and after each next-stage send',
+      wake: `notifyWorker after a productive fetch and after each next-stage send${args.submit === SubmitMode.Bulk ? ' and each head insert chunk' : ''}`,
       pool: 'default (max 10)',
     };
     return { ...result, extra: { ...result.extra, settings, warmup } };

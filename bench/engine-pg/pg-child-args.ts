@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { positiveInt } from '../engine/engine-args.ts';
+import { parseSubmitMode, type SubmitMode } from '../engine/submit-heads.ts';
 import { PG_SYSTEMS, PgScenario, type PgSystem } from './pg-bench-result.ts';
 
 /** What one child measures. */
@@ -13,6 +14,8 @@ export interface PgChildArgs {
   /** No-op jobs or chains. */
   count: number;
   concurrency: number;
+  /** How the chains scenario's heads (and their warm-up) are submitted. */
+  submit: SubmitMode;
   connectionString: string;
 }
 
@@ -20,11 +23,11 @@ function isPgSystem(name: string | undefined): name is PgSystem {
   return (PG_SYSTEMS as readonly (string | undefined)[]).includes(name);
 }
 
-/** Parses `--system S --scenario noop|chains --count N --concurrency C`; reads the URL from `KILN_PG_URL`. */
+/** Parses `--system S --scenario noop|chains --count N --concurrency C [--submit single|bulk]`; reads the URL from `KILN_PG_URL`. */
 export function parsePgChildArgs(argv: readonly string[]): PgChildArgs {
   const { values } = parseArgs({
     args: [...argv],
-    options: { system: { type: 'string' }, scenario: { type: 'string' }, count: { type: 'string' }, concurrency: { type: 'string' } },
+    options: { system: { type: 'string' }, scenario: { type: 'string' }, count: { type: 'string' }, concurrency: { type: 'string' }, submit: { type: 'string' } },
   });
   const { system, scenario } = values;
   if (!isPgSystem(system)) throw new Error(`--system must be one of ${PG_SYSTEMS.join(', ')}, got "${system}"`);
@@ -37,6 +40,7 @@ export function parsePgChildArgs(argv: readonly string[]): PgChildArgs {
     scenario,
     count: positiveInt('count', values.count, 1),
     concurrency: positiveInt('concurrency', values.concurrency, 10),
+    submit: parseSubmitMode(values.submit),
     connectionString,
   };
 }

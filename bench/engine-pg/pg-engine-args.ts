@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { positiveInt } from '../engine/engine-args.ts';
+import { parseSubmitMode, type SubmitMode } from '../engine/submit-heads.ts';
 import { PG_SYSTEMS, PgScenario, type PgSystem } from './pg-bench-result.ts';
 
 /** Flags of one PostgreSQL suite invocation. */
@@ -20,6 +21,8 @@ export interface PgEngineArgs {
   scenarios: PgScenario[];
   /** Profile the kiln children (`node --cpu-prof`) and print their hotspots. */
   cpuProf: boolean;
+  /** How the chains scenario's heads are submitted (the no-op pre-fill is always bulk). @default 'single' */
+  submit: SubmitMode;
 }
 
 const ALL_SCENARIOS: readonly PgScenario[] = [PgScenario.Noop, PgScenario.Chains];
@@ -33,7 +36,7 @@ function pickList<T extends string>(flag: string, raw: string | undefined, known
 
 /**
  * Parses `--store postgres [--jobs 5000] [--chains 1000] [--concurrency 10] [--only a,b]
- * [--scenario noop,chains] [--cpu-prof]`; unknown flags are errors, positionals are ignored.
+ * [--scenario noop,chains] [--cpu-prof] [--submit single|bulk]`; unknown flags are errors, positionals are ignored.
  */
 export function parsePgEngineArgs(argv: readonly string[]): PgEngineArgs {
   const { values } = parseArgs({
@@ -47,6 +50,7 @@ export function parsePgEngineArgs(argv: readonly string[]): PgEngineArgs {
       only: { type: 'string' },
       scenario: { type: 'string' },
       'cpu-prof': { type: 'boolean' },
+      submit: { type: 'string' },
     },
   });
   return {
@@ -56,5 +60,6 @@ export function parsePgEngineArgs(argv: readonly string[]): PgEngineArgs {
     systems: pickList('only', values.only, PG_SYSTEMS),
     scenarios: pickList('scenario', values.scenario, ALL_SCENARIOS),
     cpuProf: values['cpu-prof'] ?? false,
+    submit: parseSubmitMode(values.submit),
   };
 }

@@ -10,6 +10,7 @@ import pg from 'pg';
 import { startPostgres } from '../../test/support/postgres-cluster.ts';
 import { describeMachine, type MachineInfo } from '../engine/machine-info.ts';
 import { runResultChild } from '../engine/result-child.ts';
+import { BULK_CHUNK_SIZE, SubmitMode } from '../engine/submit-heads.ts';
 import type { PgEngineArgs } from './pg-engine-args.ts';
 import { PgScenario, type PgBenchResult, type PgSystem } from './pg-bench-result.ts';
 import { formatHotspots, formatRatios, formatScenarioTable, type PgRatios } from './pg-report-format.ts';
@@ -30,6 +31,8 @@ export interface PgReport {
   jobs: number;
   chains: number;
   concurrency: number;
+  /** How every system submitted the chains scenario's heads (the no-op pre-fill is always bulk). */
+  submit: SubmitMode;
   results: (PgBenchResult | PgSkipped)[];
   ratios: PgRatios;
 }
@@ -80,7 +83,7 @@ async function runOne(url: string, args: PgEngineArgs, system: PgSystem, scenari
   try {
     const result = (await runResultChild({
       script: childScript(system),
-      args: ['--system', system, '--scenario', scenario, '--count', String(count), '--concurrency', String(args.concurrency)],
+      args: ['--system', system, '--scenario', scenario, '--count', String(count), '--concurrency', String(args.concurrency), '--submit', args.submit],
       env: { KILN_PG_URL: url, ...(profile ? { KILN_BENCH_CPU_PROF_DIR: PROFILE_DIR } : {}) },
       timeoutMs: CHILD_TIMEOUT_MS,
       label: `${system} ${scenario}`,
@@ -122,7 +125,8 @@ function printReport(report: PgReport): void {
     const profile = 'skipped' in r ? undefined : r.extra['cpuProfile'];
     if (profile) console.log(`\n${formatHotspots(`${r.system} ${r.scenario}`, profile)}`);
   }
-  console.log('\nno-op: pre-filled jobs, timed from the first handler start until the database shows none left; chains: timed from the first submission.');
+  console.log('\nno-op: pre-filled jobs, timed from the first handler start until the database shows none left;');
+  console.log(`chains: timed from the first submission (heads submitted ${report.submit === SubmitMode.Bulk ? `with each system's bulk API, ${BULK_CHUNK_SIZE} per call` : 'one by one, each awaited'}).`);
   console.log('commits = pg_stat_database.xact_commit over the measured phase (all its connections closed first); xids = write transactions.');
 }
 
@@ -134,6 +138,7 @@ export async function runPgSuite(args: PgEngineArgs): Promise<{ report: PgReport
   try {
     const info = await describeServer(server.url);
     console.log(`engine --store postgres: ${args.jobs} no-op jobs, ${args.chains} 5-stage chains, concurrency ${args.concurrency} per queue`);
+    console.log(`submit: ${args.submit}`);
     console.log(`server: ${external ? 'KILN_PG_URL' : 'private cluster'}, ${info.version.split(' on ')[0]}, fsync=${info.settings['fsync']}, synchronous_commit=${info.settings['synchronous_commit']}`);
     const results: PgReport['results'] = [];
     for (const scenario of args.scenarios) {
@@ -147,6 +152,7 @@ export async function runPgSuite(args: PgEngineArgs): Promise<{ report: PgReport
       jobs: args.jobs,
       chains: args.chains,
       concurrency: args.concurrency,
+      submit: args.submit,
       results,
       ratios: computeRatios(results),
     };

@@ -1,16 +1,18 @@
 /**
  * Child process: the same 5-stage no-op chain on BullMQ. Five queues, one Worker per queue
  * (concurrency = flag); each processor adds the next stage's job before returning, as BullMQ
- * users chain stages. Starts and stops its own private redis-server. Prints one result line.
- * Usage: node --import tsx bench/engine/bullmq.ts --runs N --concurrency C
+ * users chain stages. Heads are added one by one (`add`) or in `addBulk` chunks (`--submit`).
+ * Starts and stops its own private redis-server. Prints one result line.
+ * Usage: node --import tsx bench/engine/bullmq.ts --runs N --concurrency C [--submit single|bulk]
  */
 import { performance } from 'node:perf_hooks';
 import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
-import { parseEngineArgs } from './engine-args.ts';
+import { parseEngineArgs, type EngineArgs } from './engine-args.ts';
 import { emitResult, summarize, type EngineResult } from './engine-result.ts';
 import { STAGE_COUNT, warmupRunsFor } from './kiln-bench.ts';
 import { findRedisServer, startRedisServer, type RedisServer } from './redis-server.ts';
 import { readProcessRssBytes, startRssSampler } from './rss-sampler.ts';
+import { submitHeads, type SubmitMode } from './submit-heads.ts';
 
 const PHASE_TIMEOUT_MS = 150_000;
 
@@ -68,13 +70,17 @@ function waitForChains(probe: Probe, total: number): Promise<void> {
   });
 }
 
-async function submitAll(first: Queue, count: number, offset: number): Promise<number> {
+/** Adds `count` chain heads in `mode`; returns the loop's duration in ms. */
+async function submitAll(first: Queue, mode: SubmitMode, count: number, offset: number): Promise<number> {
   const t0 = performance.now();
-  for (let i = 0; i < count; i++) await first.add('bench-s1', { n: offset + i });
+  await submitHeads(mode, count, offset, {
+    one: (n) => first.add('bench-s1', { n }),
+    many: (ns) => first.addBulk(ns.map((n) => ({ name: 'bench-s1', data: { n } }))),
+  });
   return performance.now() - t0;
 }
 
-async function measure(redis: RedisServer, runs: number, concurrency: number): Promise<EngineResult> {
+async function measure(redis: RedisServer, { runs, concurrency, submit }: EngineArgs): Promise<EngineResult> {
   const rss = startRssSampler(50);
   const redisRss = startRssSampler(50, () => readProcessRssBytes(redis.pid));
   const probe: Probe = { recording: false, handlerStartMs: new Map(), stageLatencyMs: [], completed: 0, failed: 0 };
@@ -85,11 +91,11 @@ async function measure(redis: RedisServer, runs: number, concurrency: number): P
   try {
     await Promise.all(workers.map((w) => w.waitUntilReady()));
     const warmupRuns = warmupRunsFor(runs);
-    await submitAll(first, warmupRuns, 0);
+    await submitAll(first, submit, warmupRuns, 0);
     await waitForChains(probe, warmupRuns);
     probe.recording = true;
     const t0 = performance.now();
-    const submitMs = await submitAll(first, runs, warmupRuns);
+    const submitMs = await submitAll(first, submit, runs, warmupRuns);
     await waitForChains(probe, warmupRuns + runs);
     const elapsedMs = performance.now() - t0;
     probe.recording = false;
@@ -135,7 +141,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void redis.stop().finally(() => process.kill(process.pid, signal)));
 }
 try {
-  emitResult(await measure(redis, args.runs, args.concurrency));
+  emitResult(await measure(redis, args));
 } finally {
   await redis.stop();
 }

@@ -3,6 +3,7 @@
  * child process so both read `--runs`/`--concurrency` the same way.
  */
 import { parseArgs } from 'node:util';
+import { parseSubmitMode, type SubmitMode } from './submit-heads.ts';
 
 /** Flags of one engine benchmark invocation. */
 export interface EngineArgs {
@@ -12,6 +13,8 @@ export interface EngineArgs {
   concurrency: number;
   /** Systems to run; empty means all. */
   only: string[];
+  /** How the measured runs are submitted. @default 'single' */
+  submit: SubmitMode;
 }
 
 const DEFAULT_RUNS = 2000;
@@ -41,7 +44,7 @@ export function parseEngineStore(argv: readonly string[]): EngineStore {
   throw new Error(`--store must be "postgres" (or absent for the default suite), got "${String(raw)}"`);
 }
 
-/** Parses `--runs N --concurrency C [--only a,b]`; unknown flags are errors, positionals are ignored. */
+/** Parses `--runs N --concurrency C [--only a,b] [--submit single|bulk]`; unknown flags are errors, positionals are ignored. */
 export function parseEngineArgs(argv: readonly string[]): EngineArgs {
   const { values } = parseArgs({
     args: [...argv],
@@ -50,11 +53,13 @@ export function parseEngineArgs(argv: readonly string[]): EngineArgs {
       runs: { type: 'string' },
       concurrency: { type: 'string' },
       only: { type: 'string' },
+      submit: { type: 'string' },
     },
   });
   return {
     runs: positiveInt('runs', values.runs, DEFAULT_RUNS),
     concurrency: positiveInt('concurrency', values.concurrency, DEFAULT_CONCURRENCY),
     only: (values.only ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0),
+    submit: parseSubmitMode(values.submit),
   };
 }

@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { EngineArgs } from './engine-args.ts';
 import type { EngineResult } from './engine-result.ts';
+import type { SubmitMode } from './submit-heads.ts';
 import { describeMachine, type MachineInfo } from './machine-info.ts';
 import { findRedisServer } from './redis-server.ts';
 import { runResultChild } from './result-child.ts';
@@ -28,6 +29,8 @@ export interface EngineReport {
   machine: MachineInfo;
   runs: number;
   concurrency: number;
+  /** How every system submitted the measured runs. */
+  submit: SubmitMode;
   results: (EngineResult | SkippedSystem)[];
   /** runs/s of the kiln system divided by BullMQ's, when both ran. */
   ratios: { kilnSqliteOverBullmq?: number; kilnMemoryOverBullmq?: number };
@@ -46,7 +49,7 @@ async function runChild(system: EngineSystem, args: EngineArgs): Promise<EngineR
   const script = fileURLToPath(new URL(`./${system}.ts`, import.meta.url));
   const result = await runResultChild({
     script,
-    args: ['--runs', String(args.runs), '--concurrency', String(args.concurrency)],
+    args: ['--runs', String(args.runs), '--concurrency', String(args.concurrency), '--submit', args.submit],
     timeoutMs: CHILD_TIMEOUT_MS,
     label: system,
   });
@@ -95,6 +98,7 @@ export async function runEngineSuite(args: EngineArgs): Promise<{ report: Engine
   const startedAt = new Date().toISOString();
   const results: EngineReport['results'] = [];
   console.log(`engine: ${args.runs} runs x 5 no-op stages, concurrency ${args.concurrency} per stage, systems: ${systems.join(', ')}`);
+  console.log(`submit: ${args.submit}`);
   for (const system of systems) {
     if (system === 'bullmq' && !findRedisServer()) {
       console.log('bullmq: skipped (redis-server not found)');
@@ -116,6 +120,7 @@ export async function runEngineSuite(args: EngineArgs): Promise<{ report: Engine
     machine: describeMachine(),
     runs: args.runs,
     concurrency: args.concurrency,
+    submit: args.submit,
     results,
     ratios: { kilnSqliteOverBullmq: ratio(results, 'kiln-sqlite'), kilnMemoryOverBullmq: ratio(results, 'kiln-memory') },
   };

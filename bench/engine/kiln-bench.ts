@@ -1,6 +1,7 @@
 /**
  * Measures kiln on any Backend: a 5-stage no-op pipeline, one worker polling every 5 ms, all
- * runs submitted in a tight loop, timed until the observer has seen every run succeed.
+ * runs submitted in a tight loop (one by one, or `submitMany` chunks), timed until the observer
+ * has seen every run succeed.
  */
 import { performance } from 'node:perf_hooks';
 import { noopObserver, type EngineObserver } from '../../src/core/observer.ts';
@@ -10,6 +11,7 @@ import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln } from '../../src/engine/kiln-types.ts';
 import { summarize, type EngineResult } from './engine-result.ts';
 import { startRssSampler } from './rss-sampler.ts';
+import { submitHeads, type SubmitMode } from './submit-heads.ts';
 
 /** Stages per run; the same chain length BullMQ gets. */
 export const STAGE_COUNT = 5;
@@ -28,6 +30,8 @@ export interface KilnBenchOptions {
   concurrency: number;
   /** Runs pushed through first, unmeasured, so JIT warm-up and statement preparation do not count. */
   warmupRuns: number;
+  /** `kiln.submit` per run, or `kiln.submitMany` chunks (warm-up uses the same path). */
+  submit: SubmitMode;
 }
 
 /** Timestamps and call times collected while `recording` is on. */
@@ -127,10 +131,13 @@ function buildPipeline(concurrency: number, probe: Probe) {
   return definePipeline({ name: PIPELINE, version: 1, defaults: { concurrency }, stages });
 }
 
-/** Submits `count` runs in a tight loop; returns the loop's duration in ms. */
-async function submitAll(kiln: Kiln, count: number, offset: number): Promise<number> {
+/** Submits `count` runs in a tight loop in `mode`; returns the loop's duration in ms. */
+async function submitAll(kiln: Kiln, mode: SubmitMode, count: number, offset: number): Promise<number> {
   const t0 = performance.now();
-  for (let i = 0; i < count; i++) await kiln.submit(PIPELINE, { n: offset + i });
+  await submitHeads(mode, count, offset, {
+    one: (n) => kiln.submit(PIPELINE, { n }),
+    many: (ns) => kiln.submitMany(PIPELINE, ns.map((n) => ({ input: { n } }))),
+  });
   return performance.now() - t0;
 }
 
@@ -144,11 +151,11 @@ export async function runKilnBench(options: KilnBenchOptions): Promise<EngineRes
   const worker = kiln.createWorker({ pollMs: 5 });
   worker.start();
   try {
-    await submitAll(kiln, options.warmupRuns, 0);
+    await submitAll(kiln, options.submit, options.warmupRuns, 0);
     await counter.waitFor(options.warmupRuns);
     probe.recording = true;
     const t0 = performance.now();
-    const submitMs = await submitAll(kiln, options.runs, options.warmupRuns);
+    const submitMs = await submitAll(kiln, options.submit, options.runs, options.warmupRuns);
     await counter.waitFor(options.warmupRuns + options.runs);
     const elapsedMs = performance.now() - t0;
     probe.recording = false;

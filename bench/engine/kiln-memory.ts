@@ -1,6 +1,6 @@
 /**
  * Child process: kiln on the in-memory backend. Prints one result line.
- * Usage: node --import tsx bench/engine/kiln-memory.ts --runs N --concurrency C
+ * Usage: node --import tsx bench/engine/kiln-memory.ts --runs N --concurrency C [--submit single|bulk]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +24,7 @@ try {
     runs: args.runs,
     concurrency: args.concurrency,
     warmupRuns: warmupRunsFor(args.runs),
+    submit: args.submit,
   });
   emitResult(result);
 } finally {

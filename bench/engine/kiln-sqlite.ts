@@ -1,7 +1,7 @@
 /**
  * Child process: kiln on the SQLite backend, a fresh database file in a temp dir (WAL,
  * synchronous=NORMAL as the backend opens it). Prints one result line; removes the dir.
- * Usage: node --import tsx bench/engine/kiln-sqlite.ts --runs N --concurrency C
+ * Usage: node --import tsx bench/engine/kiln-sqlite.ts --runs N --concurrency C [--submit single|bulk]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +24,7 @@ try {
     runs: args.runs,
     concurrency: args.concurrency,
     warmupRuns: warmupRunsFor(args.runs),
+    submit: args.submit,
   });
   emitResult(result);
 } finally {

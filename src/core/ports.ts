@@ -38,15 +38,19 @@ export interface JobSpec {
   priority: number;
 }
 
-/** A new run. The backend creates the run, one `pending` stage record per stage, and the first job. */
+/**
+ * A new run (one element of {@link Backend.submitRuns}). The backend creates the run, one
+ * `pending` stage record per stage, and the first job.
+ */
 export interface SubmitRunRequest {
   pipeline: string;
   pipelineVersion: number;
   input: JsonValue;
   /** sha256 hex of the canonical input; used to detect idempotency-key reuse. */
   inputChecksum: string;
-  /** Stage names in order; the first one gets a job. */
+  /** Stage names in order. */
   stages: readonly string[];
+  /** The job enqueued `ready` at once; its stage must be one of `stages` (else `ValidationError`). */
   firstJob: JobSpec;
   /**
    * Deduplicates submissions of `pipeline`: an existing run with this key is returned as is
@@ -65,8 +69,9 @@ export interface SubmitRunRequest {
   traceId?: string;
 }
 
-/** Result of {@link Backend.submitRun}. */
+/** Result of one request of {@link Backend.submitRuns}. */
 export interface SubmitRunResult {
+  /** The run as this request left it (a later request of the same batch may have changed it since). */
   run: Run;
   /** False when an existing run was returned for the idempotency key. */
   created: boolean;
@@ -238,8 +243,29 @@ export interface Backend {
   /** The store's clock, epoch ms. */
   now(): Promise<number>;
 
-  /** Creates a run with its stage records and first job, or returns the run for its idempotency key. */
-  submitRun(request: SubmitRunRequest): Promise<SubmitRunResult>;
+  /**
+   * Submits runs in ONE transaction, with the same outcome as submitting them one at a time in
+   * input order except that the batch is all or nothing. Each request, seeing the effects of the
+   * requests before it:
+   * - with an `idempotencyKey` already held by a run of its pipeline (stored before the call or
+   *   created earlier in the batch) returns that run as is, `created: false`, whatever its status;
+   * - otherwise creates the run (`queued`), one `pending` stage record per stage and a `ready`
+   *   job for `firstJob` (`created: true`), then applies subject supersession (see
+   *   {@link SubmitRunRequest.subjectId}): v1 then v2 of one subject in one batch leaves v1
+   *   `superseded`; v2 then v1 creates v1 `superseded`, with no job.
+   *
+   * Results are in input order, one per request; each `run` is as its request left it (v1 of
+   * the example above reads `queued`). Wake hints fire after the commit, once per queue that got
+   * a ready job. An empty batch returns `[]`.
+   *
+   * Failures reject the whole call and store nothing of the batch, with the error of the first
+   * failing request, `details.index` being its position in `requests`: first every request is
+   * checked on its own (`ValidationError` when `firstJob.stage` is not one of `stages`), then
+   * they are applied in order (`ConflictError` `IDEMPOTENCY_KEY_REUSED` when the key's run has
+   * another `inputChecksum`; `details.runId` names that run when it was stored before the call).
+   * Store errors (e.g. `BackendUnavailableError`) carry no index.
+   */
+  submitRuns(requests: readonly SubmitRunRequest[]): Promise<SubmitRunResult[]>;
 
   /**
    * Claims, in ONE transaction, up to `limit` jobs from each requested queue: `ready` jobs with

@@ -8,6 +8,7 @@ import { NotFoundError, ValidationError } from '../core/errors.ts';
 import { createIdGenerator } from '../core/ids.ts';
 import { silentLogger } from '../core/logger.ts';
 import type { JsonValue, RunStatus } from '../core/model.ts';
+import type { SubmitRunRequest } from '../core/ports.ts';
 import { noopObserver } from '../core/observer.ts';
 import type { Kiln, KilnOptions } from './kiln-types.ts';
 import { createStagePlan } from './stage-plan.ts';
@@ -41,6 +42,30 @@ export function createKiln(options: KilnOptions): Kiln {
   const { backend, artifacts } = options;
   const plan = createStagePlan(options.pipelines, options.policies);
 
+  /** Validates every input first (a bad one submits nothing), then submits all in one transaction. */
+  const submitMany: Kiln['submitMany'] = async (pipelineName, items) => {
+    const stages = plan.stages(pipelineName);
+    const pipeline = plan.pipelines.get(pipelineName);
+    const first = stages[0];
+    if (!pipeline || !first) throw new NotFoundError('pipeline', pipelineName, { code: 'UNKNOWN_PIPELINE' });
+    const stageNames = stages.map((s) => s.definition.name);
+    const requests = items.map(({ input: raw, options = {} }, index): SubmitRunRequest => {
+      let input: JsonValue;
+      try {
+        input = pipeline.parseInput ? pipeline.parseInput(raw) : toJsonInput(raw);
+      } catch (err) {
+        if (err instanceof ValidationError && items.length > 1) {
+          throw new ValidationError(`item ${index}: ${err.message}`, { code: err.code, cause: err, details: { index, ...err.details } });
+        }
+        throw err;
+      }
+      return { pipeline: pipelineName, pipelineVersion: pipeline.version, input, inputChecksum: contentHash(input), stages: stageNames, firstJob: first.job, ...options };
+    });
+    const results = await backend.submitRuns(requests);
+    for (const result of results) if (result.created) observer.runStatus(pipelineName, result.run.status);
+    return results;
+  };
+
   const getRun: Kiln['getRun'] = async (runId) => {
     const detail = await backend.getRun(runId);
     if (!detail) throw new NotFoundError('run', runId);
@@ -53,24 +78,12 @@ export function createKiln(options: KilnOptions): Kiln {
     pipelines: plan.pipelines,
     policyOf: (pipeline, stage) => plan.stage(pipeline, stage).policy,
 
-    async submit(pipelineName, rawInput, submit = {}) {
-      const stages = plan.stages(pipelineName);
-      const pipeline = plan.pipelines.get(pipelineName);
-      const input = pipeline?.parseInput ? pipeline.parseInput(rawInput) : toJsonInput(rawInput);
-      const first = stages[0];
-      if (!pipeline || !first) throw new NotFoundError('pipeline', pipelineName, { code: 'UNKNOWN_PIPELINE' });
-      const result = await backend.submitRun({
-        pipeline: pipelineName,
-        pipelineVersion: pipeline.version,
-        input,
-        inputChecksum: contentHash(input),
-        stages: stages.map((s) => s.definition.name),
-        firstJob: first.job,
-        ...submit,
-      });
-      if (result.created) observer.runStatus(pipelineName, result.run.status);
+    async submit(pipelineName, rawInput, options = {}) {
+      const [result] = await submitMany(pipelineName, [{ input: rawInput, options }]);
+      if (!result) throw new Error('the store returned no result for a submitted run');
       return result;
     },
+    submitMany,
 
     getRun,
     listRuns: (query = {}) => backend.listRuns({ ...query, limit: clampLimit(query.limit) }),

@@ -82,6 +82,12 @@ export interface Kiln {
    * submits a run (deduplicated by `idempotencyKey`).
    */
   submit(pipeline: string, input: unknown, options?: SubmitOptions): Promise<SubmitRunResult>;
+  /**
+   * Submits many runs of one pipeline in ONE store transaction (bulk enqueue). Every input is
+   * validated first: one bad input (`VALIDATION_FAILED`, `details.index`) submits nothing. Results
+   * are in input order.
+   */
+  submitMany(pipeline: string, items: readonly { input: unknown; options?: SubmitOptions }[]): Promise<SubmitRunResult[]>;
   getRun(runId: string): Promise<RunDetail>;
   listRuns(query?: { pipeline?: string; status?: RunStatus; before?: string; limit?: number }): Promise<Run[]>;
   cancelRun(runId: string, reason?: string): Promise<Run>;

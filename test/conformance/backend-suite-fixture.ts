@@ -22,6 +22,7 @@ import type {
   LeaseRef,
   MigrationResult,
   SubmitRunRequest,
+  SubmitRunResult,
 } from '../../src/core/ports.ts';
 
 /** How the suite gets and disposes of a backend under test. */
@@ -98,9 +99,16 @@ export function runRequest(overrides: Partial<SubmitRunRequest> = {}): SubmitRun
   };
 }
 
-/** Submits a run and returns it. */
+/** Submits one request alone: `submitRuns` with a single request. */
+export async function submitOne(backend: Backend, request: SubmitRunRequest): Promise<SubmitRunResult> {
+  const results = await backend.submitRuns([request]);
+  assert.equal(results.length, 1, 'submitRuns returns one result per request');
+  return results[0] as SubmitRunResult;
+}
+
+/** Submits a run of `demo` (see {@link runRequest}) alone and returns it. */
 export async function submit(backend: Backend, overrides: Partial<SubmitRunRequest> = {}): Promise<Run> {
-  return (await backend.submitRun(runRequest(overrides))).run;
+  return (await submitOne(backend, runRequest(overrides))).run;
 }
 
 /** Claims from one queue: `claimJobs` with a single request. */

@@ -17,9 +17,10 @@ import {
   leaseOf,
   runRequest,
   submit,
+  submitOne,
 } from './backend-suite-fixture.ts';
 
-/** Migrations and `submitRun`. */
+/** Migrations and `submitRuns` of one request at a time. */
 export function describeSubmission(harness: BackendHarness): void {
   describe('migrations and submission', () => {
     const test = backendTest(harness);
@@ -32,10 +33,10 @@ export function describeSubmission(harness: BackendHarness): void {
       assert.equal(again.version, migration.version);
     });
 
-    test('submitRun creates a queued run, pending stage records and one ready job for the first stage', async ({ backend }) => {
+    test('submitting one run creates a queued run, pending stage records and one ready job for the first stage', async ({ backend }) => {
       const now = await backend.now();
       const request = runRequest({ tenant: 'acme', traceId: 'trace-1' });
-      const { run, created } = await backend.submitRun(request);
+      const { run, created } = await submitOne(backend, request);
       assert.equal(created, true);
       assert.equal(run.status, 'queued');
       assert.equal(run.pipeline, 'demo');
@@ -88,30 +89,30 @@ export function describeSubmission(harness: BackendHarness): void {
       assert.deepEqual(await backend.getJob(job.id), job);
     });
 
-    test('submitRun with an idempotency key already used returns the same run with created false and no new job', async ({ backend }) => {
+    test('submitting one run with an idempotency key already used returns the same run with created false and no new job', async ({ backend }) => {
       const request = runRequest({ idempotencyKey: 'req-1' });
-      const first = await backend.submitRun(request);
-      const second = await backend.submitRun(request);
+      const first = await submitOne(backend, request);
+      const second = await submitOne(backend, request);
       assert.equal(second.created, false);
       assert.equal(second.run.id, first.run.id);
       assert.equal((await backend.listJobs({ limit: 10 })).length, 1);
       assert.equal((await backend.listRuns({ limit: 10 })).length, 1);
     });
 
-    test('submitRun returns the existing run for its key whatever its status', async ({ backend }) => {
+    test('submitting one run returns the existing run for its key whatever its status', async ({ backend }) => {
       const request = runRequest({ idempotencyKey: 'req-2' });
-      const first = await backend.submitRun(request);
+      const first = await submitOne(backend, request);
       await backend.cancelRun(first.run.id, 'changed my mind');
-      const again = await backend.submitRun(request);
+      const again = await submitOne(backend, request);
       assert.equal(again.created, false);
       assert.equal(again.run.id, first.run.id);
       assert.equal(again.run.status, 'cancelled');
     });
 
-    test('submitRun with a used idempotency key and another input checksum is IDEMPOTENCY_KEY_REUSED', async ({ backend }) => {
-      await backend.submitRun(runRequest({ idempotencyKey: 'req-3', input: { v: 1 } }));
+    test('submitting one run with a used idempotency key and another input checksum is IDEMPOTENCY_KEY_REUSED', async ({ backend }) => {
+      await submitOne(backend, runRequest({ idempotencyKey: 'req-3', input: { v: 1 } }));
       await assertRejectsWith(
-        backend.submitRun(runRequest({ idempotencyKey: 'req-3', input: { v: 2 } })),
+        submitOne(backend, runRequest({ idempotencyKey: 'req-3', input: { v: 2 } })),
         ConflictError,
         'IDEMPOTENCY_KEY_REUSED',
       );
@@ -123,7 +124,7 @@ export function describeSubmission(harness: BackendHarness): void {
       const holder = await claimOne(backend);
       assert.equal(holder.run.id, v1.id);
 
-      const v2 = await backend.submitRun(runRequest({ subjectId: 'asset_42', subjectVersion: 2 }));
+      const v2 = await submitOne(backend, runRequest({ subjectId: 'asset_42', subjectVersion: 2 }));
       assert.equal(v2.created, true);
       assert.equal(v2.run.status, 'queued');
 
@@ -149,7 +150,7 @@ export function describeSubmission(harness: BackendHarness): void {
 
     test('submitting v1 of a subject after v2 exists creates it superseded, with no job', async ({ backend }) => {
       const v2 = await submit(backend, { subjectId: 'asset_7', subjectVersion: 2 });
-      const v1 = await backend.submitRun(runRequest({ subjectId: 'asset_7', subjectVersion: 1 }));
+      const v1 = await submitOne(backend, runRequest({ subjectId: 'asset_7', subjectVersion: 1 }));
       assert.equal(v1.created, true);
       assert.equal(v1.run.status, 'superseded');
       assert.deepEqual(await backend.listJobs({ runId: v1.run.id, limit: 10 }), []);

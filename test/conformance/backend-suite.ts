@@ -10,6 +10,7 @@ import type { BackendHarness } from './backend-suite-fixture.ts';
 import { describeLeases } from './backend-suite-leases.ts';
 import { describeOperatorActions } from './backend-suite-operator.ts';
 import { describeQueries } from './backend-suite-queries.ts';
+import { describeBatchSubmission } from './backend-suite-submit-batches.ts';
 import { describeSubmission } from './backend-suite-submit.ts';
 
 export type { BackendHarness, SuiteContext } from './backend-suite-fixture.ts';
@@ -18,6 +19,7 @@ export type { BackendHarness, SuiteContext } from './backend-suite-fixture.ts';
 export function describeBackend(name: string, harness: BackendHarness): void {
   describe(`backend conformance: ${name}`, () => {
     describeSubmission(harness);
+    describeBatchSubmission(harness);
     describeLeases(harness);
     describeCommits(harness);
     describeBatches(harness);

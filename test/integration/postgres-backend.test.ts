@@ -29,15 +29,18 @@ const QUEUE = 'demo.a';
 /** Submits one single-stage run of `demo` on {@link QUEUE}. */
 async function submitOne(backend: Backend, n: number, queue = QUEUE): Promise<string> {
   const input = { n };
-  const { run } = await backend.submitRun({
-    pipeline: 'demo',
-    pipelineVersion: 1,
-    input,
-    inputChecksum: contentHash(input),
-    stages: ['a'],
-    firstJob: { stage: 'a', queue, kind: 'stage', maxAttempts: 3, priority: 0 },
-  });
-  return run.id;
+  const [result] = await backend.submitRuns([
+    {
+      pipeline: 'demo',
+      pipelineVersion: 1,
+      input,
+      inputChecksum: contentHash(input),
+      stages: ['a'],
+      firstJob: { stage: 'a', queue, kind: 'stage', maxAttempts: 3, priority: 0 },
+    },
+  ]);
+  assert.ok(result);
+  return result.run.id;
 }
 
 /** Resolves with the first wake for `queue`, triggering `poke` until it comes (LISTEN starts asynchronously). */

@@ -4,7 +4,9 @@
  * tests pin what the conformance suite checks item by item on the set-wise path: refused items
  * inside such a batch (stale token, expired lease, cancelled run) change nothing and are told
  * exactly what the item-by-item path tells them, and a large claim hands every job out once with
- * its run, stage record and outputs right.
+ * its run, stage record and outputs right. A submission batch without subjects (migration 0005)
+ * is one statement: batches sharing idempotency keys, submitted at once in opposite orders,
+ * create one run per key and never deadlock.
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, it } from 'node:test';
@@ -12,7 +14,7 @@ import pg from 'pg';
 import { createPostgresBackend } from '../../src/backends/postgres/index.ts';
 import { contentHash } from '../../src/core/canonical.ts';
 import { createFakeClock, type FakeClock } from '../../src/core/clock.ts';
-import type { Backend, ClaimedJob, CommitItem, JobSpec } from '../../src/core/ports.ts';
+import type { Backend, ClaimedJob, CommitItem, JobSpec, SubmitRunRequest } from '../../src/core/ports.ts';
 import { createSchemaName, postgresSkipReason, sharedPostgres } from '../support/postgres-cluster.ts';
 
 const skip = postgresSkipReason();
@@ -25,15 +27,11 @@ function stageJob(stage: string): JobSpec {
 
 async function submitOne(backend: Backend, n: number): Promise<string> {
   const input = { n };
-  const { run } = await backend.submitRun({
-    pipeline: 'demo',
-    pipelineVersion: 1,
-    input,
-    inputChecksum: contentHash(input),
-    stages: STAGES,
-    firstJob: stageJob('a'),
-  });
-  return run.id;
+  const [result] = await backend.submitRuns([
+    { pipeline: 'demo', pipelineVersion: 1, input, inputChecksum: contentHash(input), stages: STAGES, firstJob: stageJob('a') },
+  ]);
+  assert.ok(result);
+  return result.run.id;
 }
 
 function complete(claimed: ClaimedJob, next: string | null, token = claimed.job.leaseToken ?? ''): CommitItem {
@@ -142,5 +140,29 @@ describe('postgres set-based batch paths', { skip }, () => {
       assert.equal(c.run.status, 'running');
       assert.equal(c.run.currentStage, 'b');
     }
+  });
+
+  it('concurrent submission batches sharing idempotency keys in opposite orders create one run per key, without deadlock', async () => {
+    const backend = await open();
+    const request = (key: string): SubmitRunRequest => {
+      const input = { key };
+      return { pipeline: 'demo', pipelineVersion: 1, input, inputChecksum: contentHash(input), stages: STAGES, firstJob: stageJob('a'), idempotencyKey: key };
+    };
+    // Two connections open before the batches, so that they do run at the same time.
+    await Promise.all([backend.listRuns({ limit: 1 }), backend.listJobs({ limit: 1 })]);
+    for (let round = 0; round < 5; round++) {
+      const keys = Array.from({ length: 200 }, (_, i) => `r${round}-k${i}`);
+      const [forward, backward] = await Promise.all([
+        backend.submitRuns(keys.map(request)),
+        backend.submitRuns([...keys].reverse().map(request)),
+      ]);
+      const reversed = [...backward].reverse();
+      forward.forEach((result, i) => {
+        assert.equal(result.run.id, reversed[i]?.run.id, `key ${keys[i]} has one run`);
+        assert.notEqual(result.created, reversed[i]?.created, 'one of the two batches created it');
+      });
+    }
+    assert.equal((await backend.listRuns({ limit: 2000 })).length, 1000);
+    assert.equal((await backend.listJobs({ limit: 2000 })).length, 1000);
   });
 });

@@ -19,14 +19,16 @@ const QUEUE = 'demo.a';
 
 async function submitOne(backend: Backend, n: number): Promise<void> {
   const input = { n };
-  await backend.submitRun({
-    pipeline: 'demo',
-    pipelineVersion: 1,
-    input,
-    inputChecksum: contentHash(input),
-    stages: ['a'],
-    firstJob: { stage: 'a', queue: QUEUE, kind: 'stage', maxAttempts: 3, priority: 0 },
-  });
+  await backend.submitRuns([
+    {
+      pipeline: 'demo',
+      pipelineVersion: 1,
+      input,
+      inputChecksum: contentHash(input),
+      stages: ['a'],
+      firstJob: { stage: 'a', queue: QUEUE, kind: 'stage', maxAttempts: 3, priority: 0 },
+    },
+  ]);
 }
 
 describe('sqlite backend specifics', () => {

@@ -90,17 +90,16 @@ describe('sqlite backend shared by several processes', () => {
     const backend = createSqliteBackend({ path });
     try {
       await backend.migrate();
-      for (let n = 0; n < 400; n++) {
-        const input = { n };
-        await backend.submitRun({
+      await backend.submitRuns(
+        Array.from({ length: 400 }, (_, n) => ({
           pipeline: 'mp',
           pipelineVersion: 1,
-          input,
-          inputChecksum: contentHash(input),
+          input: { n },
+          inputChecksum: contentHash({ n }),
           stages: ['work'],
           firstJob: { stage: 'work', queue, kind: 'stage', maxAttempts: 3, priority: 0 },
-        });
-      }
+        })),
+      );
 
       const children = await startTogether([1, 2, 3, 4].map((i) => ['work', path, queue, `worker-${i}`]));
       const reports = (await Promise.all(children.map(finish))) as { workerId: string; claimed: string[] }[];

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BackendUnavailableError, StageFailure } from '../../src/core/errors.ts';
+import { BackendUnavailableError, StageFailure, ValidationError } from '../../src/core/errors.ts';
 import { definePipeline, type StageHandler } from '../../src/core/pipeline/define-pipeline.ts';
 import { createEngineHarness, deferred } from '../support/engine-harness.ts';
 
@@ -294,6 +294,29 @@ describe('engine worker on the memory backend', () => {
     assert.equal(ready.length, 3, 'the running job and the two waiting ones are handed back');
     assert.ok(ready.every((j) => j.attempt === 0), 'their claims are not counted');
     gates.forEach((g) => g.resolve(0));
+  });
+
+  it('submits many runs at once in input order, and submits none when one input is invalid', async () => {
+    const p = definePipeline({
+      name: 't.bulk',
+      version: 1,
+      parseInput: (raw) => {
+        if (typeof (raw as { n?: unknown }).n !== 'number') throw new ValidationError('n must be a number');
+        return raw as { n: number };
+      },
+      stages: [{ name: 'a', handler: (ctx) => ctx.input }],
+    });
+    const h = await createEngineHarness([p]);
+    const results = await h.kiln.submitMany('t.bulk', [{ input: { n: 1 } }, { input: { n: 2 }, options: { idempotencyKey: 'k' } }, { input: { n: 2 }, options: { idempotencyKey: 'k' } }]);
+    assert.deepEqual(results.map((r) => (r.run.input as { n: number }).n), [1, 2, 2]);
+    assert.deepEqual(results.map((r) => r.created), [true, true, false]);
+    assert.equal(results[2]?.run.id, results[1]?.run.id);
+    await assert.rejects(() => h.kiln.submitMany('t.bulk', [{ input: { n: 3 } }, { input: { n: 'x' } }]), (err: ValidationError) => {
+      assert.equal(err.code, 'VALIDATION_FAILED');
+      assert.equal(err.details?.index, 1);
+      return true;
+    });
+    assert.equal((await h.kiln.listRuns()).length, 2, 'the batch with a bad input submitted nothing');
   });
 
   it('deduplicates submissions by idempotency key and rejects the key with another input', async () => {

@@ -12,7 +12,7 @@ import { claimJobs, reapExpiredLeases, releaseJobs, renewLeases } from './leases
 import { cancelRun, drainQueue, replayJob, resumeRun, setQueuePaused } from './operator-actions.ts';
 import { getRun, getJob, listJobs, listRuns, queueStats, readLedger } from './queries.ts';
 import { MemoryStore } from './store.ts';
-import { submitRun } from './submit-run.ts';
+import { submitRuns } from './submit-runs.ts';
 
 /** The memory store has no schema; one version keeps `migrate` honest about being idempotent. */
 const SCHEMA_VERSION = 1;
@@ -62,7 +62,7 @@ export function buildMemoryBackend(deps: MemoryBackendDeps): Backend {
     migrate: () => run(() => applyMigrations(store)),
     schemaVersion: () => run(() => ({ current: store.schemaVersion, latest: SCHEMA_VERSION })),
     now: () => run(() => store.clock.now()),
-    submitRun: (request) => run(() => submitRun(store, request)),
+    submitRuns: (requests) => run(() => submitRuns(store, requests)),
     claimJobs: (requests) => run(() => claimJobs(store, requests)),
     renewLeases: (renewals) => run(() => renewLeases(store, renewals)),
     commit: (items) => run(() => commit(store, items)),

@@ -17,7 +17,7 @@ import { applyMigrations, assertKnownVersion, latestSchemaVersion, readSchemaVer
 import { cancelRun, drainQueue, replayJob, resumeRun, setQueuePaused } from './operator.ts';
 import { getJob, getRun, listJobs, listRuns, queueStats, readLedger, storeNow } from './reads.ts';
 import { buildStatements } from './statements.ts';
-import { submitRun } from './submit-run.ts';
+import { submitRuns } from './submit-runs.ts';
 import type { WakeHub } from './wake-hub.ts';
 
 /** Where a backend's time comes from. */
@@ -95,7 +95,7 @@ export function buildPostgresBackend(deps: PostgresBackendDeps): PostgresBackend
     }, false),
     schemaVersion: op(() => schemaVersionInfo(pool, schema), false),
     now: op(() => storeNow(ctx), false),
-    submitRun: op((request) => submitRun(ctx, request)),
+    submitRuns: op((requests) => submitRuns(ctx, requests)),
     claimJobs: op((requests) => claimJobs(ctx, requests)),
     renewLeases: op((renewals) => renewLeases(ctx, renewals)),
     commit: op((items) => commit(ctx, items)),

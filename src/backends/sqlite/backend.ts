@@ -6,7 +6,7 @@
 import type { Clock } from '../../core/clock.ts';
 import { BackendUnavailableError } from '../../core/errors.ts';
 import type { IdGenerator } from '../../core/ids.ts';
-import type { Backend, BackendCapabilities } from '../../core/ports.ts';
+import type { Backend, BackendCapabilities, SubmitRunRequest } from '../../core/ports.ts';
 import { claimJobs } from './claim-jobs.ts';
 import { commit } from './commits.ts';
 import type { SqliteDatabase } from './connection.ts';
@@ -16,7 +16,7 @@ import { reapExpiredLeases, releaseJobs, renewLeases } from './leases.ts';
 import { applyMigrations, latestSchemaVersion, readSchemaVersion } from './migrate.ts';
 import { cancelRun, drainQueue, replayJob, resumeRun, setQueuePaused } from './operator.ts';
 import { getJob, getRun, listJobs, listRuns, queueStats, readLedger } from './reads.ts';
-import { submitRun } from './submit-run.ts';
+import { submitRuns } from './submit-runs.ts';
 
 const CAPABILITIES: BackendCapabilities = Object.freeze({
   name: 'sqlite',
@@ -44,6 +44,8 @@ export function buildSqliteBackend(deps: SqliteBackendDeps): Backend {
     };
   };
   const write = <Args extends unknown[], Result>(body: (...args: Args) => Result) => open(writeOperation(ctx, body));
+  // An empty batch needs no transaction (and so no write lock).
+  const submitBatch = writeOperation(ctx, (requests: readonly SubmitRunRequest[]) => submitRuns(ctx, requests));
   const read = <Args extends unknown[], Result>(body: (...args: Args) => Result) => open(readOperation(ctx, body));
 
   return {
@@ -64,7 +66,7 @@ export function buildSqliteBackend(deps: SqliteBackendDeps): Backend {
       }
     }),
     now: open(async () => deps.clock.now()),
-    submitRun: write((request) => submitRun(ctx, request)),
+    submitRuns: open(async (requests) => (requests.length === 0 ? [] : submitBatch(requests))),
     claimJobs: write((requests) => claimJobs(ctx, requests)),
     renewLeases: write((renewals) => renewLeases(ctx, renewals)),
     commit: write((items) => commit(ctx, items)),

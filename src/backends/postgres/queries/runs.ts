@@ -44,12 +44,32 @@ woken AS (SELECT pg_notify($25, queue) FROM job)
 SELECT r.*, (SELECT count(*) FROM woken)::int AS woken FROM new_run r`,
   );
 
+/**
+ * In: now, requests JSON (submit_request objects, none with a subject), NOTIFY channel.
+ * Out: one (ord, created, run JSON) row per request, in order. `submit_runs` (migration 0005)
+ * creates the batch's runs, stage records and first jobs set-wise, all or nothing: a key reused
+ * with another input raises SQLSTATE KL409 and the statement stores nothing.
+ */
+export const submitRuns = (s: string): Statement =>
+  statement(
+    'submit_runs',
+    `SELECT r.ord, r.created, r.run FROM ${s}.submit_runs($2::json, $1::bigint, $3) AS r ORDER BY r.ord`,
+  );
+
 /** In: pipeline, idempotency key. Out: the run submitted with that key (unique per pipeline). */
 export const selectRunByKey = (s: string): Statement =>
   statement('select_run_by_key', `SELECT * FROM ${s}.runs WHERE pipeline = $1 AND idempotency_key = $2`);
 
-/** In: a lock key text. Serialises submissions of one subject until the transaction ends. */
-export const lockSubject = (_s: string): Statement => statement('lock_subject', 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))');
+/**
+ * In: lock key texts. Takes each one's transaction-scoped advisory lock, in sorted order (so two
+ * callers cannot wait in a cycle): serialises submissions of those subjects until the end.
+ */
+export const lockSubjects = (_s: string): Statement =>
+  statement(
+    'lock_subjects',
+    `SELECT count(pg_advisory_xact_lock(hashtextextended(k.key, 0))) AS locked
+     FROM (SELECT DISTINCT key FROM unnest($1::text[]) AS u (key) ORDER BY key) AS k`,
+  );
 
 /**
  * In: pipeline, subject, version. Out: the run of the highest version above `version`, if any

@@ -1,12 +1,14 @@
 /**
- * `submitRun` for the memory backend: idempotent submission, stage records, first job, and
- * supersession of older versions of the same subject.
+ * `submitRuns` for the memory backend: idempotent submission, stage records, first job, and
+ * supersession of older versions of the same subject, request by request. Every check that can
+ * fail runs before the first write, so a rejected batch leaves the store untouched.
  */
-import { ConflictError, ErrorClass, ValidationError } from '../../core/errors.ts';
+import { ErrorClass } from '../../core/errors.ts';
 import type { Run, StageErrorRecord, StageRecord } from '../../core/model.ts';
 import { RunStatus, StageStatus } from '../../core/model.ts';
 import type { SubmitRunRequest, SubmitRunResult } from '../../core/ports.ts';
 import { isTerminal } from '../../core/run/transitions.ts';
+import { assertSubmittable, idempotencyKeyReused } from '../shared/submit-checks.ts';
 import type { MemoryStore } from './store.ts';
 
 /** Submission idempotency keys are scoped to their pipeline. */
@@ -71,22 +73,32 @@ function pendingStages(runId: string, stages: readonly string[]): StageRecord[] 
   }));
 }
 
-/** Creates a run with its stage records and first job, or returns the run for its idempotency key. */
-export function submitRun(store: MemoryStore, request: SubmitRunRequest): SubmitRunResult {
-  const now = store.clock.now();
-  if (!request.stages.includes(request.firstJob.stage)) {
-    throw new ValidationError(`first job stage ${request.firstJob.stage} is not a stage of ${request.pipeline}`);
-  }
+/**
+ * Replays the batch's idempotency keys without writing: a key keeps the checksum of the run that
+ * holds it (stored, or the first request of the batch that uses it). Throws the conflict of the
+ * first request that reuses a key with another checksum.
+ */
+function assertKeysConsistent(store: MemoryStore, requests: readonly SubmitRunRequest[]): void {
+  const batchChecksums = new Map<string, string>();
+  requests.forEach((request, index) => {
+    const { idempotencyKey } = request;
+    if (idempotencyKey === undefined) return;
+    const runKey = runKeyOf(request.pipeline, idempotencyKey);
+    const stored = store.runs.get(store.runKeys.get(runKey) ?? '');
+    const checksum = stored?.inputChecksum ?? batchChecksums.get(runKey);
+    if (checksum === undefined) batchChecksums.set(runKey, request.inputChecksum);
+    else if (checksum !== request.inputChecksum) throw idempotencyKeyReused({ index, idempotencyKey, storedRunId: stored?.id });
+  });
+}
+
+/**
+ * Applies one request that is known to succeed. The result holds a copy of the run as this
+ * request left it: a later request of the batch may supersede it.
+ */
+function submitChecked(store: MemoryStore, request: SubmitRunRequest, now: number): SubmitRunResult {
   if (request.idempotencyKey !== undefined) {
     const existing = store.runs.get(store.runKeys.get(runKeyOf(request.pipeline, request.idempotencyKey)) ?? '');
-    if (existing) {
-      if (existing.inputChecksum !== request.inputChecksum) {
-        throw new ConflictError('IDEMPOTENCY_KEY_REUSED', `idempotency key ${request.idempotencyKey} was used with another input`, {
-          details: { idempotencyKey: request.idempotencyKey, runId: existing.id },
-        });
-      }
-      return { run: existing, created: false };
-    }
+    if (existing) return { run: structuredClone(existing), created: false };
   }
 
   const run = newRun(store, request, now);
@@ -100,7 +112,7 @@ export function submitRun(store: MemoryStore, request: SubmitRunRequest): Submit
   if (newer) {
     // Born obsolete: recorded (so the submission is visible and idempotent) but never runs.
     store.endRun(run, RunStatus.superseded, supersededError(newer), now);
-    return { run, created: true };
+    return { run: structuredClone(run), created: true };
   }
   for (const older of others) {
     if ((older.subjectVersion ?? 0) < version && !isTerminal(older.status)) {
@@ -108,5 +120,13 @@ export function submitRun(store: MemoryStore, request: SubmitRunRequest): Submit
     }
   }
   store.enqueue(run, request.firstJob, now);
-  return { run, created: true };
+  return { run: structuredClone(run), created: true };
+}
+
+/** Submits the requests in order, all or nothing (see `Backend.submitRuns`); results in input order. */
+export function submitRuns(store: MemoryStore, requests: readonly SubmitRunRequest[]): SubmitRunResult[] {
+  assertSubmittable(requests);
+  assertKeysConsistent(store, requests);
+  const now = store.clock.now();
+  return requests.map((request) => submitChecked(store, request, now));
 }

@@ -1,11 +1,14 @@
 /**
- * `submitRun`: idempotent submission, stage records, first job, and supersession of older
- * versions of the same subject — one BEGIN IMMEDIATE transaction, so two processes submitting
- * the same idempotency key or two versions of one subject at once cannot both win.
+ * `submitRuns`: idempotent submission, stage records, first job, and supersession of older
+ * versions of the same subject, request by request in ONE BEGIN IMMEDIATE transaction (opened by
+ * the caller), so two processes submitting the same idempotency key or two versions of one
+ * subject at once cannot both win, and a failing request rolls the whole batch back. Each
+ * request reads what the requests before it wrote, through the same prepared statements.
  */
-import { ConflictError, ErrorClass, ValidationError } from '../../core/errors.ts';
+import { ErrorClass } from '../../core/errors.ts';
 import type { StageErrorRecord } from '../../core/model.ts';
 import type { SubmitRunRequest, SubmitRunResult } from '../../core/ports.ts';
+import { assertSubmittable, idempotencyKeyReused } from '../shared/submit-checks.ts';
 import type { SqliteContext } from './context.ts';
 import { enqueueJob } from './enqueue-job.ts';
 import { runFromRow, toJson, type RunRow } from './rows.ts';
@@ -41,14 +44,16 @@ function newRunRow(ctx: SqliteContext, request: SubmitRunRequest, now: number): 
   };
 }
 
-/** The run already submitted under the request's key, or a conflict when its input differs. */
-function existingForKey(ctx: SqliteContext, request: SubmitRunRequest): RunRow | undefined {
-  if (request.idempotencyKey === undefined) return undefined;
-  const existing = ctx.sql().selectRunByIdempotencyKey.get(request.pipeline, request.idempotencyKey);
+/**
+ * The run already holding the request's key (stored, or created earlier in this batch: its id is
+ * in `created`), or a conflict when its input differs.
+ */
+function existingForKey(ctx: SqliteContext, request: SubmitRunRequest, index: number, created: ReadonlySet<string>): RunRow | undefined {
+  const { idempotencyKey } = request;
+  if (idempotencyKey === undefined) return undefined;
+  const existing = ctx.sql().selectRunByIdempotencyKey.get(request.pipeline, idempotencyKey);
   if (existing && existing.input_checksum !== request.inputChecksum) {
-    throw new ConflictError('IDEMPOTENCY_KEY_REUSED', `idempotency key ${request.idempotencyKey} was used with another input`, {
-      details: { idempotencyKey: request.idempotencyKey, runId: existing.id },
-    });
+    throw idempotencyKeyReused({ index, idempotencyKey, storedRunId: created.has(existing.id) ? undefined : existing.id });
   }
   return existing;
 }
@@ -75,18 +80,26 @@ function applySupersession(ctx: SqliteContext, run: RunRow, request: SubmitRunRe
   return run;
 }
 
-/** Creates a run with its stage records and first job, or returns the run for its idempotency key. */
-export function submitRun(ctx: SqliteContext, request: SubmitRunRequest): SubmitRunResult {
-  if (!request.stages.includes(request.firstJob.stage)) {
-    throw new ValidationError(`first job stage ${request.firstJob.stage} is not a stage of ${request.pipeline}`);
-  }
-  const existing = existingForKey(ctx, request);
+/** Applies one request of the batch at `index`; `created` collects the ids of the runs it creates. */
+function submitOne(ctx: SqliteContext, request: SubmitRunRequest, index: number, created: Set<string>, now: number): SubmitRunResult {
+  const existing = existingForKey(ctx, request, index, created);
   if (existing) return { run: runFromRow(existing), created: false };
 
-  const now = ctx.clock.now();
   const sql = ctx.sql();
   const row = newRunRow(ctx, request, now);
   sql.insertRun.run(row);
-  sql.insertStages(request.stages.length).run(...request.stages.flatMap((stage, index) => [row.id, stage, index]));
+  sql.insertStages(request.stages.length).run(...request.stages.flatMap((stage, i) => [row.id, stage, i]));
+  created.add(row.id);
   return { run: runFromRow(applySupersession(ctx, row, request, now)), created: true };
+}
+
+/**
+ * Submits the requests in order (see `Backend.submitRuns`); runs inside the caller's
+ * transaction, which a throw rolls back whole. Results in input order.
+ */
+export function submitRuns(ctx: SqliteContext, requests: readonly SubmitRunRequest[]): SubmitRunResult[] {
+  assertSubmittable(requests);
+  const now = ctx.clock.now();
+  const created = new Set<string>();
+  return requests.map((request, index) => submitOne(ctx, request, index, created, now));
 }
