@@ -84,10 +84,10 @@ async function execute(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob): 
   }
   try {
     if (claimed.exhausted) {
-      await exhausted(deps, stage, claimed, lease, logger);
+      await exhausted(deps, stage, claimed, held, logger);
     } else if (claimed.ledgerOutput !== undefined) {
       const item = { type: 'complete', lease, output: claimed.ledgerOutput, durationMs: 0, next: nextSpec(deps, stage, claimed) } as const;
-      const result = await deps.commits.commit(item, leaseDeadline(deps, claimed));
+      const result = await deps.commits.commit(item, leaseDeadline(held, stage));
       if (result.outcome === 'committed') deps.observer.idempotentSkip(job.pipeline, job.stage);
       report(deps, stage, claimed, result, 'succeeded', 0);
     } else {
@@ -101,11 +101,11 @@ async function execute(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob): 
 }
 
 /** The job kept losing its lease (it crashes workers): dead-letter it without running it again. */
-async function exhausted(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob, lease: LeaseRef, logger: Logger): Promise<void> {
+async function exhausted(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob, held: HeldJob, logger: Logger): Promise<void> {
   const error = { class: 'permanent' as const, code: 'LEASE_EXPIRED', message: `lease expired on all ${claimed.job.maxAttempts} attempts` };
   logger.warn({ error }, 'attempts exhausted by lease expiry; dead-lettering');
   const decision: FailureDecision = { action: 'dead_letter', rollback: rollbackSpec(deps, stage, claimed) };
-  const result = await deps.commits.commit({ type: 'fail', lease, error, durationMs: 0, decision }, leaseDeadline(deps, claimed));
+  const result = await deps.commits.commit({ type: 'fail', lease: held.lease, error, durationMs: 0, decision }, leaseDeadline(held, stage));
   report(deps, stage, claimed, result, 'dead_lettered', 0, error.class);
 }
 
@@ -153,9 +153,7 @@ async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: Cl
     deps.observer.handlerAbandoned(job.pipeline, job.stage);
     logger.warn({ timeoutMs: stage.policy.timeoutMs }, 'handler ignored its timeout; abandoned');
   }
-  // Heartbeats stopped with the handler: the lease runs out leaseMs after the last renewal.
-  const retryUntil = held.lastRenewAt + stage.policy.leaseMs;
-  await commitSettled(deps, stage, claimed, { lease, retryUntil }, logger, settled, durationMs);
+  await commitSettled(deps, stage, claimed, { lease, retryUntil: leaseDeadline(held, stage) }, logger, settled, durationMs);
 }
 
 async function commitSettled(
@@ -190,9 +188,12 @@ async function commitSettled(
   logger.warn({ error: record, decision, outcome: result.outcome }, 'stage attempt failed');
 }
 
-/** When a job committed without running a handler stops being ours: a lease from its claim. */
-function leaseDeadline(deps: ExecutorDeps, claimed: ClaimedJob): number {
-  return deps.clock.now() + (claimed.job.leaseMs ?? 0);
+/**
+ * When the job stops being ours if nothing renews it: one lease after the last renewal. Commit
+ * retries stop there (heartbeats stop once the handler is done; a retry after it would be refused).
+ */
+function leaseDeadline(held: HeldJob, stage: PlannedStage): number {
+  return held.lastRenewAt + stage.policy.leaseMs;
 }
 
 /** The job to enqueue after this one commits. */

@@ -34,8 +34,8 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
   });
   const logger = deps.logger.child({ worker_id: id });
   const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
-  const heartbeats = stages.map((s) => s.policy.heartbeatMs);
-  const leases = createLeaseKeeper({ backend: deps.backend, clock: deps.clock, logger, tickMs: Math.max(10, Math.floor(Math.min(...heartbeats) / 2)) });
+  const minHeartbeatMs = Math.min(...stages.map((s) => s.policy.heartbeatMs));
+  const leases = createLeaseKeeper({ backend: deps.backend, clock: deps.clock, logger, tickMs: Math.max(10, Math.floor(minHeartbeatMs / 2)) });
   const threadSlots = stages.filter((s) => s.policy.isolation === 'thread').reduce((n, s) => n + s.policy.concurrency, 0);
   const threads = createThreadPool(threadSlots);
   const exec: ExecutorDeps = { ...deps, logger, leases, threads, commits: createCommitBatcher(deps.backend, deps.clock) };
@@ -76,11 +76,10 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
   };
 
   /** Leases a claimed job from now on: heartbeats run while it waits and while it runs. */
-  const hold = (claimed: ClaimedJob): LocalJob => {
-    const stage = deps.plan.byQueue(claimed.job.queue);
+  const hold = (claimed: ClaimedJob, heartbeatMs: number): LocalJob => {
     if (claimed.redelivered) deps.observer.redelivered(claimed.job.queue, 1);
     const lease = { jobId: claimed.job.id, token: claimed.job.leaseToken ?? '' };
-    return { claimed, held: leases.hold(lease, stage?.policy.heartbeatMs ?? 1_000, new AbortController()) };
+    return { claimed, held: leases.hold(lease, heartbeatMs, new AbortController()) };
   };
 
   /** One claim transaction for every queue with room; returns how many jobs were claimed. */
@@ -93,7 +92,8 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
     }
     if (requests.length === 0) return 0;
     const jobs = await deps.backend.claimJobs(requests);
-    slots.add(jobs.map(hold));
+    // Claimed only from served queues, so every job has its stage.
+    slots.add(jobs.map((job) => hold(job, deps.plan.byQueue(job.job.queue)?.policy.heartbeatMs ?? minHeartbeatMs)));
     dispatch();
     return jobs.length;
   };

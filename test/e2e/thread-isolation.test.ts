@@ -9,6 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { createFsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts';
 import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln } from '../../src/engine/kiln-types.ts';
@@ -25,7 +26,7 @@ async function setUp(isolation: 'thread' | 'inline'): Promise<{ dir: string; db:
   await writeFile(config, `pipelines:\n  busy.spin:\n    stages:\n      spin:\n        isolation: ${isolation}\n`);
   const backend = createSqliteBackend({ path: db });
   await backend.migrate();
-  const artifacts = { put: () => Promise.reject(new Error('unused')), get: () => Promise.reject(new Error('unused')), has: async () => false, collectOrphanedTemps: async () => 0 };
+  const artifacts = createFsArtifactStore({ root: join(dir, 'artifacts') });
   const kiln = createKiln({ backend, artifacts, pipelines: [busyPipeline], policies: { 'busy.spin': { spin: { isolation } } } });
   const close = async (): Promise<void> => {
     await backend.close();
