@@ -47,6 +47,8 @@ export {
   type ThreadStageInput,
 } from './core/pipeline/define-pipeline.ts';
 export { DEFAULT_STAGE_POLICY, Isolation, type StagePolicy, type StagePolicyOverrides } from './core/policy/stage-policy.ts';
-export type { Backend, ArtifactStore, ArtifactRef, RunDetail, SubmitRunResult } from './core/ports.ts';
+export type { Backend, ArtifactStore, ArtifactRef, RunDetail, SubmitRunResult, Publication, PublicationRequest, RequestRecord, CacheEntry } from './core/ports.ts';
 export { createKiln } from './engine/create-kiln.ts';
+export type { SingleFlightCache, CacheKeyOptions, CacheLookup, CacheBuildContext } from './core/cache.ts';
+export type { PipelineRoutes, PipelineRoutesOptions, PipelineRequest, PipelineReply } from './http/pipeline-routes.ts';
 export type { Kiln, KilnOptions, SubmitOptions, Worker, WorkerOptions, PolicyOverrides } from './engine/kiln-types.ts';

@@ -78,7 +78,7 @@ async function checkpoint(url: string): Promise<void> {
 
 async function runOne(url: string, args: PgEngineArgs, system: PgSystem, scenario: PgScenario): Promise<PgBenchResult | PgSkipped> {
   const count = scenario === PgScenario.Noop ? args.jobs : args.chains;
-  const profile = args.cpuProf && system === 'kiln';
+  const profile = args.cpuProf && system.startsWith('kiln');
   await checkpoint(url);
   try {
     const result = (await runResultChild({

@@ -11,6 +11,7 @@ import { registerDoctorCommand } from './commands/doctor.ts';
 import { registerJobsCommand } from './commands/jobs.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
 import { registerOperatorCommands } from './commands/operator-actions.ts';
+import { registerQrCommand } from './commands/qr.ts';
 import { registerQueueCommands } from './commands/queues.ts';
 import { registerRunsCommands } from './commands/runs.ts';
 import { registerServeCommand } from './commands/serve.ts';
@@ -41,6 +42,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerQueueCommands(program, ctx);
   registerMigrateCommand(program, ctx);
   registerDoctorCommand(program, ctx);
+  registerQrCommand(program, ctx);
   return program;
 }
 

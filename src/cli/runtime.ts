@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createFsArtifactStore } from '../artifacts/fs-artifact-store.ts';
 import type { Logger } from '../core/logger.ts';
+import type { Job } from '../core/model.ts';
 import type { PipelineDefinition } from '../core/pipeline/define-pipeline.ts';
 import type { ArtifactStore, Backend, MigrationResult } from '../core/ports.ts';
 import { loadConfig } from '../config/load.ts';
@@ -56,6 +57,22 @@ export interface Runtime {
   createWorker(options: { workerId?: string; queues?: readonly string[] }): Worker;
   /** Closes the store. Idempotent. */
   close(): Promise<void>;
+}
+
+/**
+ * Fault injection for crash tests: with `KILN_CRASH_BEFORE_COMMIT=<pipeline>.<stage>`, a worker
+ * SIGKILLs its own process after that stage's handler succeeded and before the commit, the worst
+ * moment to die (its artifacts are written, nothing is recorded).
+ */
+export const CRASH_BEFORE_COMMIT_ENV = 'KILN_CRASH_BEFORE_COMMIT';
+
+function crashHook(target: string | undefined): { beforeCommit?: (job: Job) => void } {
+  if (!target) return {};
+  return {
+    beforeCommit(job) {
+      if (`${job.pipeline}.${job.stage}` === target) process.kill(process.pid, 'SIGKILL');
+    },
+  };
 }
 
 /** The configuration and the logger of a process; throws `ConfigError` listing every problem. */
@@ -117,6 +134,7 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
         pollMs: config.worker.pollMs,
         reapMs: config.worker.reapMs,
         tempGraceMs: config.worker.tempGraceMs,
+        ...crashHook((options.env ?? process.env)[CRASH_BEFORE_COMMIT_ENV]),
       }),
     close: () => (closed ??= backend.close()),
   };

@@ -41,7 +41,27 @@ export interface EngineObserver {
   handlerAbandoned(pipeline: string, stage: string): void;
   /** The reaper removed orphaned temp files (left by crashed writers). */
   orphanedTempsCollected(count: number): void;
+  /** One single-flight cache lookup and how it was answered. */
+  cacheRequest(cache: string, result: CacheRequestResult): void;
+  /** A caller became the builder of a cache entry (a build started). */
+  cacheBuild(cache: string): void;
+  /** Publications refused by compare-and-set in a committed stage (an older or duplicate publish). */
+  duplicatePublishPrevented(pipeline: string, count: number): void;
 }
+
+/**
+ * How a cache lookup was answered, as counted in `kiln_cache_requests_total{result}`: a fresh
+ * value, a build by this caller, a stale value (served while one caller revalidates), a negative
+ * entry (a permanent failure), or the value of another caller's build it waited for.
+ */
+export const CacheRequestResult = {
+  hit: 'hit',
+  miss: 'miss',
+  stale: 'stale',
+  negative: 'negative',
+  wait: 'wait',
+} as const;
+export type CacheRequestResult = (typeof CacheRequestResult)[keyof typeof CacheRequestResult];
 
 /** An observer that ignores everything. */
 export const noopObserver: EngineObserver = {
@@ -51,4 +71,7 @@ export const noopObserver: EngineObserver = {
   runStatus: () => {},
   handlerAbandoned: () => {},
   orphanedTempsCollected: () => {},
+  cacheRequest: () => {},
+  cacheBuild: () => {},
+  duplicatePublishPrevented: () => {},
 };

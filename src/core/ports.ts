@@ -134,7 +134,12 @@ export type LeaseStatus =
 
 /** Outcome of one commit item (see {@link Backend.commit}). */
 export type CommitResult =
-  | { outcome: 'committed'; runStatus: RunStatus }
+  | {
+      outcome: 'committed';
+      runStatus: RunStatus;
+      /** Publications of the item that compare-and-set refused (absent or 0 when none). */
+      publicationsRefused?: number;
+    }
   /** Refused and nothing changed: the token does not match or the lease expired. */
   | { outcome: 'lease_lost' }
   /** Refused and nothing changed: the run was cancelled or superseded meanwhile. */
@@ -152,6 +157,143 @@ export interface CompleteStageRequest {
   output: JsonValue;
   durationMs: number;
   next: JobSpec | null;
+  /**
+   * Publications to set in the same transaction, each by compare-and-set (see
+   * {@link PublicationRequest}). A refused publication does not refuse the item: the stage still
+   * commits and the result counts it in `publicationsRefused`.
+   */
+  publish?: readonly PublicationRequest[];
+}
+
+/**
+ * Points `(subjectId, profile)` at an artifact. Applied only when no publication exists for the
+ * pair, or the stored one has a lower `subjectVersion`, or the same version and a lower fence
+ * (the fence is the committing job's lease fence, so a later holder of the same version wins
+ * and a duplicate of the same holder is a no-op). Never moves to a lower version.
+ */
+export interface PublicationRequest {
+  subjectId: string;
+  profile: string;
+  /** `sha256:<hex>` of an artifact already stored. */
+  artifactRef: string;
+  subjectVersion: number;
+}
+
+/** A stored publication: what consumers read. */
+export interface Publication {
+  subjectId: string;
+  profile: string;
+  artifactRef: string;
+  subjectVersion: number;
+  /** Fence of the job whose commit set it. */
+  fence: number;
+  updatedAt: number;
+}
+
+/** State of a single-flight cache entry. */
+export const CacheEntryStatus = {
+  /** A builder holds the lease and is building; nothing to serve yet. */
+  Building: 'building',
+  /** Built: `value` is served until `expiresAt` (then stale until `staleUntil`, if set). */
+  Ready: 'ready',
+  /** Negative entry: the build failed permanently; `error` is served until `expiresAt`. */
+  Failed: 'failed',
+} as const;
+export type CacheEntryStatus = (typeof CacheEntryStatus)[keyof typeof CacheEntryStatus];
+
+/**
+ * One single-flight cache entry `(cache, key)`. A `building` entry always has a builder lease; a
+ * `ready` entry has one while it is being revalidated (stale-while-revalidate); `failed` never.
+ */
+export interface CacheEntry {
+  cache: string;
+  key: string;
+  status: CacheEntryStatus;
+  /** `ready`: the built value (e.g. `{ artifact: 'sha256:...' }`); otherwise null (or the old value while revalidating). */
+  value: JsonValue | null;
+  /** `failed`: the permanent error as `{ code, message, class }`; otherwise null. */
+  error: JsonValue | null;
+  builderOwner: string | null;
+  builderToken: string | null;
+  /** Fence of the current builder lease (from the store's fence sequence). */
+  builderFence: number | null;
+  builderUntil: number | null;
+  /** `ready`/`failed`: fresh before this time (store clock, epoch ms). */
+  expiresAt: number | null;
+  /** `ready`: may be served stale (while one builder revalidates) before this time; null = never stale. */
+  staleUntil: number | null;
+  updatedAt: number;
+}
+
+/** A request to use `(cache, key)`; see {@link Backend.acquireCacheEntry}. */
+export interface CacheAcquireRequest {
+  cache: string;
+  key: string;
+  /** Who builds if this caller becomes the builder (worker id or process id), for operators. */
+  owner: string;
+  /** The builder token this caller will hold if it becomes the builder. */
+  token: string;
+  /** Builder lease length from now. */
+  leaseMs: number;
+}
+
+/** Outcome of {@link Backend.acquireCacheEntry}. */
+export type CacheAcquireResult =
+  /** `ready` and fresh: serve `entry.value`. */
+  | { state: 'hit'; entry: CacheEntry }
+  /**
+   * `ready`, past `expiresAt` but before `staleUntil`: serve `entry.value`. `revalidate` is true
+   * when this caller took the builder lease to rebuild it (at most one caller at a time).
+   */
+  | { state: 'stale'; entry: CacheEntry; revalidate: boolean }
+  /** `failed` and fresh: the negative entry; `entry.error` says why. */
+  | { state: 'negative'; entry: CacheEntry }
+  /** Another caller holds a live builder lease on an entry with nothing servable: wait for it. */
+  | { state: 'building'; entry: CacheEntry }
+  /**
+   * This caller now holds the builder lease (`entry.builderToken === token`): the entry was
+   * missing, expired (ready past `staleUntil`/`expiresAt`, failed past `expiresAt`) or its
+   * builder's lease expired. Build, then {@link Backend.completeCacheEntry} or {@link Backend.failCacheEntry}.
+   */
+  | { state: 'build'; entry: CacheEntry };
+
+/** Ends a build with a value; see {@link Backend.completeCacheEntry}. */
+export interface CacheCompleteRequest {
+  cache: string;
+  key: string;
+  token: string;
+  value: JsonValue;
+  /** Fresh for this long from now (the caller adds jitter). */
+  ttlMs: number;
+  /** Servable stale for this long after it expires; 0 = never stale. */
+  staleMs: number;
+}
+
+/** Ends a build without a value; see {@link Backend.failCacheEntry}. */
+export interface CacheFailRequest {
+  cache: string;
+  key: string;
+  token: string;
+  /**
+   * A permanent failure: the entry becomes a negative entry (`failed`) for `ttlMs`. Absent
+   * (transient failure): the lease is released: a `building` entry is removed, a revalidating
+   * `ready` entry keeps its old value.
+   */
+  negative?: { error: JsonValue; ttlMs: number };
+}
+
+/**
+ * A remembered client request (`Idempotency-Key`): the first request with `(scope, key)` stores
+ * `requestHash` and `value`; later ones get the stored record back.
+ */
+export interface RequestRecord {
+  scope: string;
+  key: string;
+  /** Hash of what identifies the request (e.g. sha256 of the canonical body). */
+  requestHash: string;
+  /** What the first request produced (e.g. `{ runId, contentHash }`). */
+  value: JsonValue;
+  createdAt: number;
 }
 
 /** What to do with a failed attempt; decided by the engine from the error class and policy. */
@@ -334,6 +476,50 @@ export interface Backend {
   queueStats(): Promise<QueueStats[]>;
   /** Ledger entries of a run, in completion order. */
   readLedger(runId: string): Promise<LedgerEntry[]>;
+
+  /** The publication of `(subjectId, profile)`, or null. */
+  getPublication(subjectId: string, profile: string): Promise<Publication | null>;
+
+  /**
+   * Single-flight entry point, in ONE transaction on the store clock: reads `(cache, key)` and,
+   * when nothing servable is fresh and no live builder holds it, makes this caller the builder
+   * (`building`, or `ready` + builder lease when revalidating a stale value) with a new fence.
+   * Of any number of concurrent callers for one key, exactly one gets `build` (or `stale` with
+   * `revalidate: true`); the others get `building` (or `stale` with `revalidate: false`).
+   */
+  acquireCacheEntry(request: CacheAcquireRequest): Promise<CacheAcquireResult>;
+
+  /** Reads `(cache, key)` without changing it; null when absent. */
+  getCacheEntry(cache: string, key: string): Promise<CacheEntry | null>;
+
+  /**
+   * Stores the built value (`ready`, builder lease cleared, `expiresAt = now + ttlMs`,
+   * `staleUntil = expiresAt + staleMs` or null) if `token` is still the entry's builder token
+   * (even past its lease, as long as nobody took it over). Returns false, changing nothing, otherwise.
+   */
+  completeCacheEntry(request: CacheCompleteRequest): Promise<boolean>;
+
+  /** Ends a build without a value (see {@link CacheFailRequest}); false, changing nothing, if `token` is not the builder. */
+  failCacheEntry(request: CacheFailRequest): Promise<boolean>;
+
+  /** Extends the builder lease by `leaseMs` from now if `token` still holds it. */
+  renewCacheLease(cache: string, key: string, token: string, leaseMs: number): Promise<boolean>;
+
+  /**
+   * Housekeeping: deletes entries that can no longer be served: `ready` past `staleUntil` (or
+   * `expiresAt` when not stale-able) and `failed` past `expiresAt`, with no live builder lease;
+   * and `building` entries whose builder lease expired more than `graceMs` ago. Returns how many.
+   */
+  deleteExpiredCacheEntries(graceMs: number): Promise<number>;
+
+  /**
+   * Stores `record` (with `createdAt` = now) unless `(scope, key)` exists; returns the stored
+   * record either way and whether this call created it. The caller compares `requestHash`.
+   */
+  rememberRequest(record: Omit<RequestRecord, 'createdAt'>): Promise<{ created: boolean; record: RequestRecord }>;
+
+  /** The remembered request `(scope, key)`, or null; changes nothing. */
+  getRequest(scope: string, key: string): Promise<RequestRecord | null>;
 
   /**
    * Registers a latency hint fired when jobs may have become ready on `queue`; returns an

@@ -12,6 +12,7 @@ import type { SubmitRunRequest } from '../core/ports.ts';
 import { noopObserver } from '../core/observer.ts';
 import type { Kiln, KilnOptions } from './kiln-types.ts';
 import { createStagePlan } from './stage-plan.ts';
+import { createSingleFlightCache } from './single-flight-cache.ts';
 import { createWorker } from './worker.ts';
 
 const DEFAULT_LIST_LIMIT = 50;
@@ -41,6 +42,7 @@ export function createKiln(options: KilnOptions): Kiln {
   const random = options.random ?? Math.random;
   const { backend, artifacts } = options;
   const plan = createStagePlan(options.pipelines, options.policies);
+  const cache = createSingleFlightCache({ backend, clock, ids, observer, random, owner: `kiln-${ids.token().slice(0, 12)}` });
 
   /** Validates every input first (a bad one submits nothing), then submits all in one transaction. */
   const submitMany: Kiln['submitMany'] = async (pipelineName, items) => {
@@ -114,7 +116,11 @@ export function createKiln(options: KilnOptions): Kiln {
     resumeQueue: (queue) => backend.setQueuePaused(queue, false),
     drainQueue: (queue) => backend.drainQueue(queue),
 
-    createWorker: (workerOptions) => createWorker({ backend, plan, artifacts, logger, observer, clock, ids, random }, workerOptions),
+    createWorker: (workerOptions) => createWorker({ backend, plan, artifacts, logger, observer, clock, ids, random, cache }, workerOptions),
+    cache,
+    getPublication: (subjectId, profile) => backend.getPublication(subjectId, profile),
+    rememberRequest: (record) => backend.rememberRequest(record),
+    getRequest: (scope, key) => backend.getRequest(scope, key),
 
     async waitForRun(runId, { timeoutMs = 30_000, statuses } = {}) {
       const done = (s: RunStatus): boolean => (statuses ? statuses.includes(s) : s !== 'queued' && s !== 'running');

@@ -5,11 +5,11 @@
  */
 import { LeaseLostError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
-import type { JsonValue } from '../core/model.ts';
+import type { Job, JsonValue } from '../core/model.ts';
 import type { StageOutcome } from '../core/observer.ts';
 import type { StageContext } from '../core/pipeline/define-pipeline.ts';
 import { classifyError, decideFailure } from '../core/policy/retry.ts';
-import type { ClaimedJob, CommitResult, FailureDecision, LeaseRef } from '../core/ports.ts';
+import type { ClaimedJob, CommitResult, FailureDecision, LeaseRef, PublicationRequest } from '../core/ports.ts';
 import type { CommitBatcher } from './commit-batcher.ts';
 import { StageAbortError } from './abort-reason.ts';
 import type { HeldJob, LeaseKeeper } from './lease-keeper.ts';
@@ -23,9 +23,11 @@ export interface ExecutorDeps extends Omit<WorkerDeps, 'ids'> {
   leases: LeaseKeeper;
   threads: ThreadPool;
   commits: CommitBatcher;
+  /** See `WorkerOptions.beforeCommit`. */
+  beforeCommit?: ((job: Job) => void) | undefined;
 }
 
-type Settled = { kind: 'ok'; output: JsonValue } | { kind: 'error'; error: unknown } | { kind: 'aborted'; reason: StageAbortError };
+type Settled = { kind: 'ok'; output: JsonValue; publish: PublicationRequest[] } | { kind: 'error'; error: unknown } | { kind: 'aborted'; reason: StageAbortError };
 
 const OUTCOME_BY_DECISION: Record<FailureDecision['action'], StageOutcome> = {
   retry: 'retried',
@@ -117,6 +119,7 @@ async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: Cl
     stage.policy.timeoutMs,
   );
   const startedAt = deps.clock.now();
+  const publish: PublicationRequest[] = [];
   const ctx: StageContext = {
     run: claimed.run,
     job,
@@ -131,6 +134,8 @@ async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: Cl
     },
     progress: (marker) => deps.leases.progress(held, marker),
     artifacts: deps.artifacts,
+    cache: deps.cache,
+    publish: (publication) => void publish.push({ ...publication }),
     logger,
   };
   let settled: Settled;
@@ -138,7 +143,7 @@ async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: Cl
   try {
     // A job claimed ahead may have lost its lease (or its run) while it waited: do not start it.
     const handler = (controller.signal.aborted ? new Promise<never>(() => {}) : invokeHandler(deps.threads, stage, ctx)).then(
-      (output): Settled => ({ kind: 'ok', output: toJson(output) }),
+      (output): Settled => ({ kind: 'ok', output: toJson(output), publish }),
       (error: unknown): Settled => ({ kind: 'error', error }),
     );
     void handler.finally(() => (handlerSettled = true));
@@ -166,8 +171,11 @@ async function commitSettled(
   durationMs: number,
 ): Promise<void> {
   if (settled.kind === 'ok') {
-    const result = await deps.commits.commit({ type: 'complete', lease, output: settled.output, durationMs, next: nextSpec(deps, stage, claimed) }, retryUntil);
+    const item = { type: 'complete', lease, output: settled.output, durationMs, next: nextSpec(deps, stage, claimed) } as const;
+    deps.beforeCommit?.(claimed.job);
+    const result = await deps.commits.commit(settled.publish.length > 0 ? { ...item, publish: settled.publish } : item, retryUntil);
     report(deps, stage, claimed, result, 'succeeded', durationMs);
+    if (result.outcome === 'committed' && result.publicationsRefused) deps.observer.duplicatePublishPrevented(stage.pipeline.name, result.publicationsRefused);
     if (result.outcome === 'committed') logger.debug({ durationMs }, 'stage succeeded');
     else logger.warn({ durationMs, outcome: result.outcome }, 'commit refused; result discarded');
     return;

@@ -8,7 +8,8 @@ import type { Job, JsonValue, LedgerEntry, QueueStats, Run, RunStatus } from '..
 import type { EngineObserver } from '../core/observer.ts';
 import type { PipelineDefinition } from '../core/pipeline/define-pipeline.ts';
 import type { StagePolicy, StagePolicyOverrides } from '../core/policy/stage-policy.ts';
-import type { ArtifactStore, Backend, RunDetail, SubmitRunResult } from '../core/ports.ts';
+import type { SingleFlightCache } from '../core/cache.ts';
+import type { ArtifactStore, Backend, Publication, RequestRecord, RunDetail, SubmitRunResult } from '../core/ports.ts';
 
 /** Policy overrides from `kiln.yaml`: pipeline name -> stage name -> fields. */
 export type PolicyOverrides = Readonly<Record<string, Readonly<Record<string, StagePolicyOverrides>>>>;
@@ -49,6 +50,11 @@ export interface WorkerOptions {
   reapMs?: number;
   /** Temp files older than this are orphans the reaper removes; default 1 h. */
   tempGraceMs?: number;
+  /**
+   * Called after a handler succeeded and before its outcome is committed. For fault-injection
+   * tests (the CLI wires `KILN_CRASH_BEFORE_COMMIT=<pipeline>.<stage>` to a SIGKILL here).
+   */
+  beforeCommit?: (job: Job) => void;
 }
 
 /** A worker: claims, runs and commits jobs until stopped. */
@@ -103,6 +109,17 @@ export interface Kiln {
   /** Removes ready jobs of the queue and cancels their runs; returns how many. */
   drainQueue(queue: string): Promise<number>;
   createWorker(options?: WorkerOptions): Worker;
+  /** The single-flight cache (the same one stage handlers get as `ctx.cache`). */
+  readonly cache: SingleFlightCache;
+  /** The publication of `(subjectId, profile)`, or null. */
+  getPublication(subjectId: string, profile: string): Promise<Publication | null>;
+  /**
+   * Remembers a client request (`Idempotency-Key`): stores it unless `(scope, key)` exists and
+   * returns the stored record either way (compare its `requestHash`).
+   */
+  rememberRequest(record: Omit<RequestRecord, 'createdAt'>): Promise<{ created: boolean; record: RequestRecord }>;
+  /** The remembered request `(scope, key)`, or null. */
+  getRequest(scope: string, key: string): Promise<RequestRecord | null>;
   /** Resolves when the run reaches one of `statuses` (default: any not queued/running) or `timeoutMs` passes. */
   waitForRun(runId: string, options?: { timeoutMs?: number; statuses?: readonly RunStatus[] }): Promise<RunDetail>;
 }

@@ -1,4 +1,5 @@
 /** What a worker shares with its engine (and passes on to the executor). */
+import type { SingleFlightCache } from '../core/cache.ts';
 import type { Clock } from '../core/clock.ts';
 import type { IdGenerator } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
@@ -16,4 +17,5 @@ export interface WorkerDeps {
   clock: Clock;
   ids: IdGenerator;
   random: () => number;
+  cache: SingleFlightCache;
 }

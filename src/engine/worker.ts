@@ -20,8 +20,10 @@ const DEFAULT_POLL_MS = 250;
 const DEFAULT_REAP_MS = 1_000;
 const DEFAULT_TEMP_GRACE_MS = 3_600_000;
 const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
-/** Orphaned temps are swept on every Nth reaper tick. */
+/** Orphaned temps and expired cache entries are swept on every Nth reaper tick. */
 const TEMP_SWEEP_EVERY = 60;
+/** A cache entry whose builder's lease expired this long ago is abandoned (its builder crashed). */
+const CACHE_BUILD_GRACE_MS = 60_000;
 
 /** Creates a worker serving `options.queues` (default: every queue of every pipeline). */
 export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Worker {
@@ -38,7 +40,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
   const leases = createLeaseKeeper({ backend: deps.backend, clock: deps.clock, logger, tickMs: Math.max(10, Math.floor(minHeartbeatMs / 2)) });
   const threadSlots = stages.filter((s) => s.policy.isolation === 'thread').reduce((n, s) => n + s.policy.concurrency, 0);
   const threads = createThreadPool(threadSlots);
-  const exec: ExecutorDeps = { ...deps, logger, leases, threads, commits: createCommitBatcher(deps.backend, deps.clock) };
+  const exec: ExecutorDeps = { ...deps, logger, leases, threads, commits: createCommitBatcher(deps.backend, deps.clock), beforeCommit: options.beforeCommit };
   const slots = createLocalQueues(stages);
   const served = new Set(queues);
   const executions = new Set<Promise<void>>();
@@ -133,6 +135,9 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
           deps.observer.orphanedTempsCollected(removed);
           logger.info({ removed }, 'orphaned temp files collected');
         }
+        // Housekeeping only: an expired entry is never served, and is rebuilt on demand.
+        const expired = await deps.backend.deleteExpiredCacheEntries(CACHE_BUILD_GRACE_MS);
+        if (expired > 0) logger.debug({ expired }, 'expired cache entries removed');
       }
     } catch (err) {
       logger.warn({ err }, 'reaper pass failed');

@@ -8,6 +8,7 @@ import type { Kiln } from '../engine/kiln-types.ts';
 import { installErrorEnvelope } from './error-envelope.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, installRequestDeadline } from './request-deadline.ts';
 import { healthRoutes } from './routes/health.ts';
+import type { PipelineRoutes } from './pipeline-routes.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { metricsRoutes, type MetricsSource } from './routes/metrics.ts';
 import { queueRoutes } from './routes/queues.ts';
@@ -30,6 +31,8 @@ export interface AppDeps {
    * so a store that hangs cannot hang clients. @default 10000
    */
   requestTimeoutMs?: number;
+  /** Pipelines' own routes; each is mounted when its pipeline is registered with `kiln`. */
+  routes?: readonly PipelineRoutes[];
 }
 
 /**
@@ -74,5 +77,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(runRoutes, { kiln: deps.kiln });
   void app.register(jobRoutes, { kiln: deps.kiln });
   void app.register(queueRoutes, { kiln: deps.kiln });
+  for (const routes of deps.routes ?? []) {
+    if (deps.kiln.pipelines.has(routes.pipeline)) void app.register(routes.plugin, { kiln: deps.kiln });
+  }
   return app;
 }

@@ -81,6 +81,11 @@ function createObserverMetrics(registry: Registry): EngineObserver {
     orphanedTempsCollected(count) {
       if (count > 0) m.orphanedTemps.inc(count);
     },
+    cacheRequest: (cache, result) => m.cacheRequests.inc({ cache, result }),
+    cacheBuild: (cache) => m.cacheBuilds.inc({ cache }),
+    duplicatePublishPrevented(pipeline, count) {
+      if (count > 0) m.publishPrevented.inc({ pipeline }, count);
+    },
   });
 }
 
@@ -135,7 +140,25 @@ function createEventMetrics(registry: Registry) {
     help: 'Temp files left by crashed writers that the reaper removed after the grace period.',
     registers,
   });
-  return { executions, duration, retries, skips, redeliveries, abandoned, runs, orphanedTemps };
+  const cacheRequests = new Counter({
+    name: 'kiln_cache_requests_total',
+    help: 'Single-flight cache lookups by result: hit, miss (this caller built), stale (served while revalidating), negative (cached permanent failure), wait (got another caller\'s build).',
+    labelNames: ['cache', 'result'] as const,
+    registers,
+  });
+  const cacheBuilds = new Counter({
+    name: 'kiln_cache_builds_total',
+    help: 'Cache builds started (a caller took the builder lease), revalidations included.',
+    labelNames: ['cache'] as const,
+    registers,
+  });
+  const publishPrevented = new Counter({
+    name: 'kiln_duplicate_publish_prevented_total',
+    help: 'Publications refused by compare-and-set because a same-or-newer one was already in place.',
+    labelNames: ['pipeline'] as const,
+    registers,
+  });
+  return { executions, duration, retries, skips, redeliveries, abandoned, runs, orphanedTemps, cacheRequests, cacheBuilds, publishPrevented };
 }
 
 /** The observer port must never throw (it runs on the commit path); a metrics bug must not fail a job. */
@@ -156,6 +179,9 @@ function guarded(observer: EngineObserver): EngineObserver {
     runStatus: wrap(observer.runStatus),
     handlerAbandoned: wrap(observer.handlerAbandoned),
     orphanedTempsCollected: wrap(observer.orphanedTempsCollected),
+    cacheRequest: wrap(observer.cacheRequest),
+    cacheBuild: wrap(observer.cacheBuild),
+    duplicatePublishPrevented: wrap(observer.duplicatePublishPrevented),
   };
 }
 

@@ -1,6 +1,11 @@
 /** The pipelines that ship with kiln. */
-import type { PipelineDefinition } from '../index.ts';
+import type { PipelineDefinition, PipelineRoutes } from '../index.ts';
 import { demoSleepPipeline } from './demo/pipeline.ts';
+import { qrCodePipeline } from './qr-code/pipeline.ts';
+import { qrRoutes } from './qr-code/routes.ts';
 
 /** Registered by `kiln serve` and `kiln worker` unless told otherwise. */
-export const builtinPipelines: readonly PipelineDefinition[] = [demoSleepPipeline];
+export const builtinPipelines: readonly PipelineDefinition[] = [demoSleepPipeline, qrCodePipeline];
+
+/** The HTTP routes of the built-in pipelines (mounted by `kiln serve`). */
+export const builtinRoutes: readonly PipelineRoutes[] = [qrRoutes];

@@ -5,10 +5,12 @@
  */
 import { describe } from 'node:test';
 import { describeBatches } from './backend-suite-batches.ts';
+import { describeCache } from './backend-suite-cache.ts';
 import { describeCommits } from './backend-suite-commits.ts';
 import type { BackendHarness } from './backend-suite-fixture.ts';
 import { describeLeases } from './backend-suite-leases.ts';
 import { describeOperatorActions } from './backend-suite-operator.ts';
+import { describePublicationsAndRequests } from './backend-suite-publications.ts';
 import { describeQueries } from './backend-suite-queries.ts';
 import { describeBatchSubmission } from './backend-suite-submit-batches.ts';
 import { describeSubmission } from './backend-suite-submit.ts';
@@ -25,5 +27,7 @@ export function describeBackend(name: string, harness: BackendHarness): void {
     describeBatches(harness);
     describeOperatorActions(harness);
     describeQueries(harness);
+    describePublicationsAndRequests(harness);
+    describeCache(harness);
   });
 }

@@ -14,7 +14,7 @@ import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln, PolicyOverrides, Worker } from '../../src/engine/kiln-types.ts';
 import { buildApp } from '../../src/http/build-app.ts';
 import { createMetrics } from '../../src/observe/metrics.ts';
-import { builtinPipelines } from '../../src/pipelines/index.ts';
+import { builtinPipelines, builtinRoutes } from '../../src/pipelines/index.ts';
 
 /** A backend plus what removes its data once closed (a PostgreSQL schema, say). */
 export interface StoreUnderTest {
@@ -95,6 +95,7 @@ export async function openHttpHarness(createBackend: BackendFactory, options: Ha
   const app = buildApp({
     kiln,
     metrics,
+    routes: builtinRoutes,
     ...(options.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: options.bodyLimitBytes }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),

@@ -1,8 +1,10 @@
 /**
  * Child process of `sqlite-multiprocess.test.ts`. Opens the SQLite backend on a shared file,
  * prints `ready`, waits for `go` on stdin (so siblings start together), then either migrates
- * (`migrate <db>`) or claims and completes jobs of one queue until none is left
- * (`work <db> <queue> <workerId>`). Prints one JSON line with what it did.
+ * (`migrate <db>`), claims and completes jobs of one queue until none is left
+ * (`work <db> <queue> <workerId>`), or races for cache entries `key-0..key-<n-1>` of one cache
+ * and completes the builds it is given (`cache <db> <cache> <workerId> <n>`).
+ * Prints one JSON line with what it did.
  */
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -10,8 +12,8 @@ import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
 import { PipelineError } from '../../src/core/errors.ts';
 import type { Backend, CommitItem } from '../../src/core/ports.ts';
 
-const [mode, dbPath, queue = '', workerId = ''] = process.argv.slice(2);
-if (dbPath === undefined) throw new Error('usage: sqlite-multiprocess-child.ts migrate|work <db> [queue workerId]');
+const [mode, dbPath, queue = '', workerId = '', keyCount = '0'] = process.argv.slice(2);
+if (dbPath === undefined) throw new Error('usage: sqlite-multiprocess-child.ts migrate|work|cache <db> [queue|cache workerId [keys]]');
 
 async function waitForGo(): Promise<void> {
   const lines = createInterface({ input: process.stdin });
@@ -50,11 +52,47 @@ async function work(backend: Backend): Promise<string[]> {
   }
 }
 
+/** A build this process was given: the key and the builder fence it got. */
+interface Build {
+  key: string;
+  fence: number | null;
+}
+
+/** Sweeps over all keys; builds are completed only after the last, so every sweep races for them. */
+const CACHE_SWEEPS = 10;
+
+/**
+ * Sweeps the keys with `acquireCacheEntry` {@link CACHE_SWEEPS} times, in the same order as the
+ * sibling (so both ask for each key at about the same moment, again and again while it is being
+ * built), then completes the builds this process was given.
+ */
+async function hammerCache(backend: Backend): Promise<Build[]> {
+  const cache = queue;
+  const keys = Array.from({ length: Number(keyCount) }, (_, i) => `key-${i}`);
+  const builds: Build[] = [];
+  for (let sweep = 0; sweep < CACHE_SWEEPS; sweep++) {
+    for (const key of keys) {
+      const token = `${workerId}:${key}`;
+      const result = await retrying(() => backend.acquireCacheEntry({ cache, key, owner: workerId, token, leaseMs: 60_000 }));
+      if (result.state === 'build') builds.push({ key, fence: result.entry.builderFence });
+    }
+  }
+  for (const { key } of builds) {
+    const token = `${workerId}:${key}`;
+    const completion = { cache, key, token, value: { builder: workerId }, ttlMs: 600_000, staleMs: 0 };
+    const stored = await retrying(() => backend.completeCacheEntry(completion));
+    if (!stored) throw new Error(`build of ${key} was taken over`);
+  }
+  return builds;
+}
+
 const backend = createSqliteBackend({ path: dbPath });
 try {
   await waitForGo();
   if (mode === 'migrate') {
     process.stdout.write(`${JSON.stringify(await backend.migrate())}\n`);
+  } else if (mode === 'cache') {
+    process.stdout.write(`${JSON.stringify({ workerId, builds: await hammerCache(backend) })}\n`);
   } else {
     process.stdout.write(`${JSON.stringify({ workerId, claimed: await work(backend) })}\n`);
   }

@@ -1,6 +1,7 @@
 /**
  * Several processes sharing one SQLite file, as `kiln serve` and `kiln worker` processes do:
- * concurrent migrations apply once, and concurrent claimers never take a job twice.
+ * concurrent migrations apply once, concurrent claimers never take a job twice, and concurrent
+ * cache callers build each entry once (single-flight).
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -118,6 +119,29 @@ describe('sqlite backend shared by several processes', () => {
       }
       assert.equal(ledgerEntries, 400);
       assert.deepEqual(await backend.listJobs({ queue, limit: 10 }), [], 'the queue has no jobs left');
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('two processes racing for the same 200 cache keys build each key exactly once, each with its own fence', async () => {
+    const path = join(dir, 'cache.db');
+    const cache = 'mp.render';
+    const keys = Array.from({ length: 200 }, (_, i) => `key-${i}`);
+    const backend = createSqliteBackend({ path });
+    try {
+      await backend.migrate();
+      const children = await startTogether([1, 2].map((i) => ['cache', path, cache, `builder-${i}`, String(keys.length)]));
+      const reports = (await Promise.all(children.map(finish))) as { workerId: string; builds: { key: string; fence: number }[] }[];
+
+      const builds = reports.flatMap((r) => r.builds.map((b) => ({ ...b, workerId: r.workerId })));
+      assert.deepEqual(builds.map((b) => b.key).sort(), [...keys].sort(), 'every key was built once, by one process');
+      assert.equal(new Set(builds.map((b) => b.fence)).size, keys.length, 'every build got its own fence');
+      for (const build of builds) {
+        const entry = await backend.getCacheEntry(cache, build.key);
+        assert.equal(entry?.status, 'ready');
+        assert.deepEqual(entry?.value, { builder: build.workerId }, `${build.key} holds the value of the process that built it`);
+      }
     } finally {
       await backend.close();
     }

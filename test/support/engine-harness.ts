@@ -20,11 +20,15 @@ export interface Recorded {
   runStatuses: { pipeline: string; status: RunStatus }[];
   abandoned: string[];
   orphanedTemps: number;
+  /** `<cache>:<result>` per cache lookup, in order. */
+  cacheRequests: string[];
+  cacheBuilds: string[];
+  publishPrevented: number;
 }
 
 /** An observer that records into {@link Recorded}. */
 export function createRecorder(): { observer: EngineObserver; recorded: Recorded } {
-  const recorded: Recorded = { executions: [], skips: [], redeliveries: {}, runStatuses: [], abandoned: [], orphanedTemps: 0 };
+  const recorded: Recorded = { executions: [], skips: [], redeliveries: {}, runStatuses: [], abandoned: [], orphanedTemps: 0, cacheRequests: [], cacheBuilds: [], publishPrevented: 0 };
   const observer: EngineObserver = {
     stageExecuted: (e) => recorded.executions.push(e),
     idempotentSkip: (p, s) => recorded.skips.push(`${p}.${s}`),
@@ -32,6 +36,9 @@ export function createRecorder(): { observer: EngineObserver; recorded: Recorded
     runStatus: (pipeline, status) => recorded.runStatuses.push({ pipeline, status }),
     handlerAbandoned: (p, s) => recorded.abandoned.push(`${p}.${s}`),
     orphanedTempsCollected: (n) => (recorded.orphanedTemps += n),
+    cacheRequest: (cache, result) => recorded.cacheRequests.push(`${cache}:${result}`),
+    cacheBuild: (cache) => recorded.cacheBuilds.push(cache),
+    duplicatePublishPrevented: (_pipeline, n) => (recorded.publishPrevented += n),
   };
   return { observer, recorded };
 }

@@ -7,10 +7,20 @@ import type { Clock } from '../../core/clock.ts';
 import { BackendUnavailableError } from '../../core/errors.ts';
 import type { IdGenerator } from '../../core/ids.ts';
 import type { Backend, BackendCapabilities, MigrationResult } from '../../core/ports.ts';
+import {
+  acquireCacheEntry,
+  completeCacheEntry,
+  deleteExpiredCacheEntries,
+  failCacheEntry,
+  getCacheEntry,
+  renewCacheLease,
+} from './cache-entries.ts';
 import { commit } from './commits.ts';
 import { claimJobs, reapExpiredLeases, releaseJobs, renewLeases } from './leases.ts';
 import { cancelRun, drainQueue, replayJob, resumeRun, setQueuePaused } from './operator-actions.ts';
+import { getPublication } from './publications.ts';
 import { getRun, getJob, listJobs, listRuns, queueStats, readLedger } from './queries.ts';
+import { getRequest, rememberRequest } from './request-records.ts';
 import { MemoryStore } from './store.ts';
 import { submitRuns } from './submit-runs.ts';
 
@@ -79,6 +89,15 @@ export function buildMemoryBackend(deps: MemoryBackendDeps): Backend {
     listJobs: (query) => run(() => listJobs(store, query)),
     queueStats: () => run(() => queueStats(store)),
     readLedger: (runId) => run(() => readLedger(store, runId)),
+    getPublication: (subjectId, profile) => run(() => getPublication(store, subjectId, profile)),
+    acquireCacheEntry: (request) => run(() => acquireCacheEntry(store, request)),
+    getCacheEntry: (cache, key) => run(() => getCacheEntry(store, cache, key)),
+    completeCacheEntry: (request) => run(() => completeCacheEntry(store, request)),
+    failCacheEntry: (request) => run(() => failCacheEntry(store, request)),
+    renewCacheLease: (cache, key, token, leaseMs) => run(() => renewCacheLease(store, cache, key, token, leaseMs)),
+    deleteExpiredCacheEntries: (graceMs) => run(() => deleteExpiredCacheEntries(store, graceMs)),
+    rememberRequest: (record) => run(() => rememberRequest(store, record)),
+    getRequest: (scope, key) => run(() => getRequest(store, scope, key)),
     onWake: (listener) => store.wakeListeners.subscribe(listener),
     async close() {
       closed = true;

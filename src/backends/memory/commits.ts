@@ -6,6 +6,7 @@ import type { Job, Run, StageErrorRecord, StageRecord } from '../../core/model.t
 import { JobKind, JobState, RollbackStatus, RunStatus, StageStatus } from '../../core/model.ts';
 import type { CommitItem, CommitResult, CompleteStageRequest, FailStageRequest, FailureDecision, JobSpec } from '../../core/ports.ts';
 import { canTransition } from '../../core/run/transitions.ts';
+import { applyPublications } from './publications.ts';
 import type { LeaseCheck, MemoryStore } from './store.ts';
 
 /** The refusal a failed lease check turns into. */
@@ -19,7 +20,10 @@ function enqueueRollback(store: MemoryStore, run: Run, spec: JobSpec, now: numbe
   store.stageRecord(run.id, spec.stage).rollbackStatus = RollbackStatus.pending;
 }
 
-/** Records the job's success, enqueues `next` or ends the run, and deletes the job. */
+/**
+ * Records the job's success, enqueues `next` or ends the run, deletes the job and applies its
+ * publications (see {@link applyPublications}).
+ */
 function completeStage(store: MemoryStore, request: CompleteStageRequest, now: number): CommitResult {
   const check = store.checkLease(request.lease, now);
   if (!check.ok) return refusal(check);
@@ -63,7 +67,9 @@ function completeStage(store: MemoryStore, request: CompleteStageRequest, now: n
     run.currentStage = next.stage;
   }
   run.updatedAt = now;
-  return { outcome: 'committed', runStatus: run.status };
+  // The job's own fence orders publications: a later holder of the same version wins.
+  const refused = applyPublications(store, request.publish ?? [], job.fence ?? 0, now);
+  return { outcome: 'committed', runStatus: run.status, ...(refused > 0 ? { publicationsRefused: refused } : {}) };
 }
 
 /** Job back to ready after the backoff; the stage waits as `failed`. */

@@ -21,11 +21,10 @@ function isClaimable(job: Job, now: number): boolean {
 function leaseJob(store: MemoryStore, job: Job, request: ClaimRequest, now: number): ClaimedJob {
   const redelivered = job.state === JobState.leased;
   if (redelivered) job.redeliveries += 1;
-  store.fence += 1;
   job.state = JobState.leased;
   job.leaseOwner = request.workerId;
   job.leaseToken = store.ids.token();
-  job.fence = store.fence;
+  job.fence = store.nextFence();
   job.leaseUntil = now + request.leaseMs;
   job.leaseMs = request.leaseMs;
   job.attempt += 1;

@@ -9,7 +9,7 @@ import type { IdGenerator } from '../../core/ids.ts';
 import { jobIdempotencyKey } from '../../core/keys.ts';
 import type { Job, JsonValue, LedgerEntry, Run, RunStatus, StageErrorRecord, StageRecord } from '../../core/model.ts';
 import { JobState, StageStatus } from '../../core/model.ts';
-import type { JobSpec, LeaseRef } from '../../core/ports.ts';
+import type { CacheEntry, JobSpec, LeaseRef, Publication, RequestRecord } from '../../core/ports.ts';
 import { createWakeListeners } from '../shared/wake-listeners.ts';
 
 /** Outcome of checking a presented lease against the store. */
@@ -22,7 +22,7 @@ export class MemoryStore {
   readonly clock: Clock;
   readonly ids: IdGenerator;
   schemaVersion = 0;
-  /** One fence counter for the whole store: every claim takes the next value. */
+  /** One fence counter for the whole store: every job claim and cache builder takes the next value. */
   fence = 0;
   readonly runs = new Map<string, Run>();
   /** `<pipeline>\0<idempotencyKey>` -> run id: submissions dedupe per pipeline. */
@@ -37,6 +37,12 @@ export class MemoryStore {
   readonly jobRunIds = new Map<string, string>();
   /** Idempotency key -> entry; Map insertion order is completion order. */
   readonly ledger = new Map<string, LedgerEntry>();
+  /** `<cache>\0<key>` -> single-flight cache entry. */
+  readonly cacheEntries = new Map<string, CacheEntry>();
+  /** `<subjectId>\0<profile>` -> publication. */
+  readonly publications = new Map<string, Publication>();
+  /** `<scope>\0<key>` -> remembered client request. */
+  readonly requestRecords = new Map<string, RequestRecord>();
   /** Queues ever paused or resumed by an operator, with their current flag. */
   readonly queuePaused = new Map<string, boolean>();
   /** Queues to wake once the current operation has finished. */
@@ -47,6 +53,12 @@ export class MemoryStore {
   constructor(clock: Clock, ids: IdGenerator) {
     this.clock = clock;
     this.ids = ids;
+  }
+
+  /** Takes the next fence: greater than every fence issued before by this store. */
+  nextFence(): number {
+    this.fence += 1;
+    return this.fence;
   }
 
   /** The run, or `NotFoundError`. */

@@ -8,6 +8,14 @@ import type { Clock } from '../../core/clock.ts';
 import { BackendUnavailableError, SchemaVersionError } from '../../core/errors.ts';
 import type { IdGenerator } from '../../core/ids.ts';
 import type { Backend, BackendCapabilities } from '../../core/ports.ts';
+import {
+  acquireCacheEntry,
+  completeCacheEntry,
+  deleteExpiredCacheEntries,
+  failCacheEntry,
+  getCacheEntry,
+  renewCacheLease,
+} from './cache-entries.ts';
 import { claimJobs } from './claim-jobs.ts';
 import { commit } from './commits.ts';
 import { createContext } from './context.ts';
@@ -15,7 +23,8 @@ import { mapError } from './errors.ts';
 import { reapExpiredLeases, releaseJobs, renewLeases } from './leases.ts';
 import { applyMigrations, assertKnownVersion, latestSchemaVersion, readSchemaVersion, schemaVersionInfo } from './migrate.ts';
 import { cancelRun, drainQueue, replayJob, resumeRun, setQueuePaused } from './operator.ts';
-import { getJob, getRun, listJobs, listRuns, queueStats, readLedger, storeNow } from './reads.ts';
+import { getJob, getPublication, getRun, listJobs, listRuns, queueStats, readLedger, storeNow } from './reads.ts';
+import { getRequest, rememberRequest } from './request-records.ts';
 import { buildStatements } from './statements.ts';
 import { submitRuns } from './submit-runs.ts';
 import type { WakeHub } from './wake-hub.ts';
@@ -112,6 +121,15 @@ export function buildPostgresBackend(deps: PostgresBackendDeps): PostgresBackend
     listJobs: op((query) => listJobs(ctx, query)),
     queueStats: op(() => queueStats(ctx)),
     readLedger: op((runId) => readLedger(ctx, runId)),
+    getPublication: op((subjectId, profile) => getPublication(ctx, subjectId, profile)),
+    acquireCacheEntry: op((request) => acquireCacheEntry(ctx, request)),
+    getCacheEntry: op((cache, key) => getCacheEntry(ctx, cache, key)),
+    completeCacheEntry: op((request) => completeCacheEntry(ctx, request)),
+    failCacheEntry: op((request) => failCacheEntry(ctx, request)),
+    renewCacheLease: op((cache, key, token, leaseMs) => renewCacheLease(ctx, cache, key, token, leaseMs)),
+    deleteExpiredCacheEntries: op((graceMs) => deleteExpiredCacheEntries(ctx, graceMs)),
+    rememberRequest: op((record) => rememberRequest(ctx, record)),
+    getRequest: op((scope, key) => getRequest(ctx, scope, key)),
     onWake: (listener) => wakes.subscribe(listener),
     async close() {
       if (closed) return;

@@ -1,14 +1,16 @@
 /**
  * `commit`: a batch of completions and failures applied in order in ONE transaction, each fenced
- * by its own lease, by one call of the `commit_batch` function (migration 0004: completions of
- * distinct runs set-wise, anything else by `commit_items` of 0003, item by item). This side turns
- * the items into that function's JSON input — the ids of jobs to enqueue, their idempotency keys
- * (built by core/keys.ts, the run id left as a placeholder the function fills in) — and maps the
- * outcomes back.
+ * by its own lease, by one call of the `commit_batch_with_publications` function (migration 0007,
+ * formerly `commit_batch` of 0004: completions of distinct runs set-wise, anything else by
+ * `commit_items` of 0003, item by item; each committed completion's publications by
+ * compare-and-set). This side turns the items into that
+ * function's JSON input — the ids of jobs to enqueue, their idempotency keys (built by
+ * core/keys.ts, the run id left as a placeholder the function fills in), the publications — and
+ * maps the outcomes back.
  */
 import { jobIdempotencyKey } from '../../core/keys.ts';
 import { RunStatus, type RunStatus as RunStatusType } from '../../core/model.ts';
-import type { CommitItem, CommitResult, JobSpec } from '../../core/ports.ts';
+import type { CommitItem, CommitResult, JobSpec, PublicationRequest } from '../../core/ports.ts';
 import { RUN_TRANSITIONS } from '../../core/run/transitions.ts';
 import type { PgContext } from './context.ts';
 import { queryRows } from './database.ts';
@@ -36,11 +38,27 @@ function enqueueFields(ctx: PgContext, spec: JobSpec | null): Record<string, str
   };
 }
 
+/**
+ * The `publish` field of a completion (a JSON array of `publication_request` objects, migration
+ * 0007); nothing when it publishes nothing, so such batches keep the plain set-wise path.
+ */
+function publishFields(publish: readonly PublicationRequest[] | undefined): { publish?: Record<string, string | number>[] } {
+  if (publish === undefined || publish.length === 0) return {};
+  return {
+    publish: publish.map((p) => ({
+      subject_id: p.subjectId,
+      profile: p.profile,
+      artifact_ref: p.artifactRef,
+      subject_version: p.subjectVersion,
+    })),
+  };
+}
+
 /** One item as a `commit_item` JSON object. */
 function itemJson(ctx: PgContext, item: CommitItem): Record<string, unknown> {
   const base = { type: item.type, job_id: item.lease.jobId, token: item.lease.token, duration_ms: item.durationMs };
   if (item.type === 'complete') {
-    return { ...base, output: toJsonText(item.output), ...enqueueFields(ctx, item.next) };
+    return { ...base, output: toJsonText(item.output), ...enqueueFields(ctx, item.next), ...publishFields(item.publish) };
   }
   const { decision } = item;
   return {
@@ -56,6 +74,8 @@ interface CommitRow {
   outcome: 'committed' | 'lease_lost' | 'cancelled';
   run_status: RunStatusType | null;
   woken_queue: string | null;
+  /** Committed completions: how many of their publications compare-and-set refused. */
+  publications_refused: number | null;
 }
 
 /** Applies the items in order, each fenced by its own lease; results in input order. */
@@ -66,7 +86,9 @@ export async function commit(ctx: PgContext, items: readonly CommitItem[]): Prom
   ctx.wake(rows.flatMap((row) => (row.woken_queue === null ? [] : [row.woken_queue])));
   return rows.map((row): CommitResult => {
     if (row.outcome !== 'committed') return { outcome: row.outcome };
-    if (row.run_status === null) throw new Error('commit_batch returned a committed item without a run status');
-    return { outcome: 'committed', runStatus: row.run_status };
+    if (row.run_status === null) throw new Error('commit_batch_with_publications returned a committed item without a run status');
+    // "Absent or 0 when none": absent, so a result without publications reads as before.
+    const refused = row.publications_refused ?? 0;
+    return { outcome: 'committed', runStatus: row.run_status, ...(refused > 0 ? { publicationsRefused: refused } : {}) };
   });
 }

@@ -1,20 +1,22 @@
 /**
- * Read-only queries: runs, jobs, queue stats, ledger, the clock. Each is one statement, so a run
+ * Read-only queries: runs, jobs, queue stats, ledger, publications, the clock. Each is one statement, so a run
  * and its stage records come from the same snapshot.
  */
 import type { Job, LedgerEntry, QueueStats, Run } from '../../core/model.ts';
-import type { ListJobsQuery, ListRunsQuery, RunDetail } from '../../core/ports.ts';
+import type { ListJobsQuery, ListRunsQuery, Publication, RunDetail } from '../../core/ports.ts';
 import type { PgContext } from './context.ts';
 import { queryAdHoc, queryRows } from './database.ts';
 import { quoteIdentifier } from './identifiers.ts';
 import {
   jobFromRow,
   ledgerFromRow,
+  publicationFromRow,
   queueStatsFromRow,
   runFromRow,
   stageFromRow,
   type JobRow,
   type LedgerRow,
+  type PublicationRow,
   type QueueStatsRow,
   type RunRow,
   type StageRow,
@@ -79,6 +81,12 @@ export async function queueStats(ctx: PgContext): Promise<QueueStats[]> {
 /** Ledger entries of a run, in completion order. */
 export async function readLedger(ctx: PgContext, runId: string): Promise<LedgerEntry[]> {
   return (await queryRows<LedgerRow>(ctx.pool, ctx.sql.readLedger, [runId])).map(ledgerFromRow);
+}
+
+/** The publication of `(subjectId, profile)`, or null. */
+export async function getPublication(ctx: PgContext, subjectId: string, profile: string): Promise<Publication | null> {
+  const [row] = await queryRows<PublicationRow>(ctx.pool, ctx.sql.getPublication, [subjectId, profile]);
+  return row ? publicationFromRow(row) : null;
 }
 
 /** The store's clock: the injected one in tests, else the database's. */

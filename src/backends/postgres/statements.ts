@@ -5,8 +5,11 @@
  */
 import type { Statement } from './database.ts';
 import { quoteIdentifier } from './identifiers.ts';
+import * as cache from './queries/cache.ts';
 import * as claim from './queries/claim.ts';
 import * as jobs from './queries/jobs.ts';
+import * as publications from './queries/publications.ts';
+import * as requests from './queries/requests.ts';
 import * as runs from './queries/runs.ts';
 
 /** Statement builders by name, as a `queries/` module exports them. */
@@ -23,7 +26,14 @@ function buildAll<T extends Builders>(builders: T, s: string): Built<T> {
 // The return type is inferred on purpose: it is the typed catalogue the operations use.
 export function buildStatements(schema: string) {
   const s = quoteIdentifier(schema);
-  return { ...buildAll(claim, s), ...buildAll(runs, s), ...buildAll(jobs, s) };
+  return {
+    ...buildAll(claim, s),
+    ...buildAll(runs, s),
+    ...buildAll(jobs, s),
+    ...buildAll(cache, s),
+    ...buildAll(publications, s),
+    ...buildAll(requests, s),
+  };
 }
 
 /** The statements of one backend. */

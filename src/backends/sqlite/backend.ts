@@ -7,6 +7,14 @@ import type { Clock } from '../../core/clock.ts';
 import { BackendUnavailableError } from '../../core/errors.ts';
 import type { IdGenerator } from '../../core/ids.ts';
 import type { Backend, BackendCapabilities, SubmitRunRequest } from '../../core/ports.ts';
+import {
+  acquireCacheEntry,
+  completeCacheEntry,
+  deleteExpiredCacheEntries,
+  failCacheEntry,
+  getCacheEntry,
+  renewCacheLease,
+} from './cache-entries.ts';
 import { claimJobs } from './claim-jobs.ts';
 import { commit } from './commits.ts';
 import type { SqliteDatabase } from './connection.ts';
@@ -15,7 +23,9 @@ import { mapError } from './errors.ts';
 import { reapExpiredLeases, releaseJobs, renewLeases } from './leases.ts';
 import { applyMigrations, latestSchemaVersion, readSchemaVersion } from './migrate.ts';
 import { cancelRun, drainQueue, replayJob, resumeRun, setQueuePaused } from './operator.ts';
+import { getPublication } from './publications.ts';
 import { getJob, getRun, listJobs, listRuns, queueStats, readLedger } from './reads.ts';
+import { getRequest, rememberRequest } from './request-records.ts';
 import { submitRuns } from './submit-runs.ts';
 
 const CAPABILITIES: BackendCapabilities = Object.freeze({
@@ -83,6 +93,15 @@ export function buildSqliteBackend(deps: SqliteBackendDeps): Backend {
     listJobs: read((query) => listJobs(ctx, query)),
     queueStats: read(() => queueStats(ctx)),
     readLedger: read((runId) => readLedger(ctx, runId)),
+    getPublication: read((subjectId, profile) => getPublication(ctx, subjectId, profile)),
+    acquireCacheEntry: write((request) => acquireCacheEntry(ctx, request)),
+    getCacheEntry: read((cache, key) => getCacheEntry(ctx, cache, key)),
+    completeCacheEntry: write((request) => completeCacheEntry(ctx, request)),
+    failCacheEntry: write((request) => failCacheEntry(ctx, request)),
+    renewCacheLease: write((cache, key, token, leaseMs) => renewCacheLease(ctx, cache, key, token, leaseMs)),
+    deleteExpiredCacheEntries: write((graceMs) => deleteExpiredCacheEntries(ctx, graceMs)),
+    rememberRequest: write((record) => rememberRequest(ctx, record)),
+    getRequest: read((scope, key) => getRequest(ctx, scope, key)),
     onWake: (listener) => ctx.onWake(listener),
     async close() {
       if (closed) return;

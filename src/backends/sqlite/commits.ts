@@ -1,10 +1,11 @@
 /**
  * Lease-fenced commits: `commit` applies a batch of completions and failures in order inside one
  * BEGIN IMMEDIATE transaction (group commit). Each item checks its own lease first and changes
- * nothing when the lease is refused; otherwise the ledger, stage record, next job, run and job
- * change together. A completion — the hot path — is five statements and reads no run row: the
- * fenced delete returns what the ledger and the next job need, and the run update returns the
- * run's status.
+ * nothing when the lease is refused; otherwise the ledger, stage record, next job, run, job and
+ * the completion's publications (compare-and-set, fenced by the lease fence) change together. A
+ * completion — the hot path — is five statements (plus one per publication) and reads no run
+ * row: the fenced delete returns what the ledger, the next job and the publications need, and the
+ * run update returns the run's status.
  */
 import type { RunStatus, StageErrorRecord } from '../../core/model.ts';
 import type { CommitItem, CommitResult, CompleteStageRequest, FailStageRequest, JobSpec } from '../../core/ports.ts';
@@ -12,6 +13,7 @@ import { canTransition } from '../../core/run/transitions.ts';
 import { checkLease, refusalReason, type RefusalReason } from './check-lease.ts';
 import type { SqliteContext } from './context.ts';
 import { enqueueJob, type JobOwner } from './enqueue-job.ts';
+import { applyPublications } from './publications.ts';
 import { toJson, type JobRow, type RunRow } from './rows.ts';
 import { requireRun, updateRun } from './run-state.ts';
 import type { DeletedJobRow } from './statements.ts';
@@ -67,7 +69,10 @@ function completeStage(ctx: SqliteContext, request: CompleteStageRequest, now: n
   } else {
     sql.setRollbackStatus.run('succeeded', job.run_id, job.stage);
   }
-  return { outcome: 'committed', runStatus: advanceRun(ctx, job, request.next, now) };
+  const runStatus = advanceRun(ctx, job, request.next, now);
+  // Only a held lease gets here: a refused item publishes nothing.
+  if (request.publish === undefined || request.publish.length === 0) return { outcome: 'committed', runStatus };
+  return { outcome: 'committed', runStatus, publicationsRefused: applyPublications(ctx, request.publish, job.fence, now) };
 }
 
 /** What a failed attempt does to the job, its stage record and its run. */

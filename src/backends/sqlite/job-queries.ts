@@ -62,13 +62,14 @@ export const LEASE_JOB = `
 export const RENEW_JOB = 'UPDATE jobs SET lease_until = ? WHERE id = ?';
 
 /**
- * In: id, token, now. Out: what the next job and the ledger need from the job, when the lease is
- * held (token matches, `leased`, not expired) — and then the job is gone. Nothing when the lease
+ * In: id, token, now. Out: what the next job, the ledger and the item's publications (the lease
+ * fence) need from the job, when the lease is held (token matches, `leased`, not expired) — and
+ * then the job is gone. Nothing when the lease
  * is refused, and nothing changed: the fence check and the delete are one statement.
  */
 export const DELETE_LEASED_JOB = `
   DELETE FROM jobs WHERE id = @id AND lease_token = @token AND state = 'leased' AND lease_until > @now
-  RETURNING run_id, pipeline, stage, kind, idempotency_key, tenant, trace_id`;
+  RETURNING run_id, pipeline, stage, kind, idempotency_key, tenant, trace_id, fence`;
 
 /**
  * In: id, new state (ready | parked | dead), available_at, attempt, last error. The job leaves

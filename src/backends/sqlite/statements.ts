@@ -5,9 +5,12 @@
  */
 import type { JobKind, JobState, RollbackStatus, RunStatus, StageStatus } from '../../core/model.ts';
 import type { SqliteDatabase } from './connection.ts';
+import * as C from './cache-queries.ts';
 import * as J from './job-queries.ts';
+import * as P from './publication-queries.ts';
 import * as Q from './queries.ts';
-import type { JobRow, LedgerRow, RunRow, StageRow } from './rows.ts';
+import * as R from './request-queries.ts';
+import type { CacheEntryRow, JobRow, LedgerRow, PublicationRow, RequestRecordRow, RunRow, StageRow } from './rows.ts';
 
 /** Values bound by `UPDATE_RUN_STATE`. */
 export interface RunStateParams {
@@ -64,8 +67,37 @@ export interface QueueCountRow {
   oldest_ready_at: number | null;
 }
 
-/** What a fenced delete returns: enough to write the ledger and enqueue the next job. */
-export type DeletedJobRow = Pick<JobRow, 'run_id' | 'pipeline' | 'stage' | 'kind' | 'idempotency_key' | 'tenant' | 'trace_id'>;
+/**
+ * What a fenced delete returns: enough to write the ledger, enqueue the next job and fence the
+ * item's publications (`fence` is set on every leased job).
+ */
+export type DeletedJobRow = Pick<JobRow, 'run_id' | 'pipeline' | 'stage' | 'kind' | 'idempotency_key' | 'tenant' | 'trace_id'> & {
+  fence: number;
+};
+
+/** Values bound by `COMPLETE_CACHE_ENTRY`. */
+export interface CompleteCacheParams {
+  cache: string;
+  key: string;
+  token: string;
+  value: string;
+  expires_at: number;
+  stale_until: number | null;
+  now: number;
+}
+
+/** Values bound by `FAIL_CACHE_ENTRY`. */
+export interface FailCacheParams {
+  cache: string;
+  key: string;
+  token: string;
+  error: string;
+  expires_at: number;
+  now: number;
+}
+
+/** Values bound by `PUBLISH`. */
+export type PublishParams = Omit<PublicationRow, 'updated_at'> & { now: number };
 
 /** Columns named after the domain, for statements that read only a few of them. */
 type StageOutputRow = Pick<StageRow, 'run_id' | 'stage'> & { output: string };
@@ -159,10 +191,31 @@ function prepareJobStatements(db: SqliteDatabase) {
   };
 }
 
+/** Statements on cache entries, publications and remembered requests. */
+function prepareRecordStatements(db: SqliteDatabase) {
+  type CacheKeyParams = [cache: string, key: string];
+  return {
+    selectCacheEntry: db.prepare<CacheKeyParams, CacheEntryRow>(C.SELECT_CACHE_ENTRY),
+    upsertCacheEntry: db.prepare<CacheEntryRow>(C.UPSERT_CACHE_ENTRY),
+    completeCacheEntry: db.prepare<CompleteCacheParams>(C.COMPLETE_CACHE_ENTRY),
+    failCacheEntry: db.prepare<FailCacheParams>(C.FAIL_CACHE_ENTRY),
+    deleteBuildingCacheEntry: db.prepare<[...CacheKeyParams, token: string]>(C.DELETE_BUILDING_CACHE_ENTRY),
+    releaseRevalidation: db.prepare<[now: number, ...CacheKeyParams, token: string]>(C.RELEASE_REVALIDATION),
+    renewCacheLease: db.prepare<{ cache: string; key: string; token: string; builder_until: number; now: number }>(C.RENEW_CACHE_LEASE),
+    deleteExpiredCacheEntries: db.prepare<{ now: number; grace_ms: number }>(C.DELETE_EXPIRED_CACHE_ENTRIES),
+
+    selectPublication: db.prepare<[subjectId: string, profile: string], PublicationRow>(P.SELECT_PUBLICATION),
+    publish: db.prepare<PublishParams>(P.PUBLISH),
+
+    insertRequestRecord: db.prepare<Omit<RequestRecordRow, 'created_at'> & { now: number }>(R.INSERT_REQUEST_RECORD),
+    selectRequestRecord: db.prepare<[scope: string, key: string], RequestRecordRow>(R.SELECT_REQUEST_RECORD),
+  };
+}
+
 /** Prepares every statement; the schema must be migrated first. */
 // The return type is inferred on purpose: it is the typed catalogue the operations use.
 export function prepareStatements(db: SqliteDatabase) {
-  return { ...prepareRunStatements(db), ...prepareJobStatements(db) };
+  return { ...prepareRunStatements(db), ...prepareJobStatements(db), ...prepareRecordStatements(db) };
 }
 
 /** The prepared statements of one connection. */

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { buildApp } from '../../http/build-app.ts';
 import { describeStore } from '../../config/store-url.ts';
+import { builtinRoutes } from '../../pipelines/index.ts';
 import type { CliContext } from '../cli-context.ts';
 import { openCommandRuntime, type GlobalOptions } from '../global-options.ts';
 import { parsePort } from './option-parsers.ts';
@@ -29,6 +30,7 @@ async function serve(ctx: CliContext, options: ServeOptions): Promise<void> {
     logger,
     bodyLimitBytes: config.http.bodyLimitBytes,
     requestTimeoutMs: config.http.requestTimeoutMs,
+    routes: builtinRoutes,
   });
   let url: string;
   try {

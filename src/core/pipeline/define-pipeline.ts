@@ -5,7 +5,8 @@
 import { ValidationError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Job, JsonValue, Run } from '../model.ts';
-import type { ArtifactStore } from '../ports.ts';
+import type { SingleFlightCache } from '../cache.ts';
+import type { ArtifactStore, PublicationRequest } from '../ports.ts';
 import type { StagePolicyOverrides } from '../policy/stage-policy.ts';
 
 /** What a stage handler receives. */
@@ -26,6 +27,14 @@ export interface StageContext {
   /** Records a progress marker; stored with the next heartbeat. */
   progress(marker: JsonValue): void;
   artifacts: ArtifactStore;
+  /** The single-flight cache shared by every process on this store. */
+  cache: SingleFlightCache;
+  /**
+   * Sets a publication when this attempt commits, in the same transaction and fenced by its
+   * lease, by compare-and-set (never to an older version; see PublicationRequest). Nothing is
+   * published if the attempt fails or its commit is refused.
+   */
+  publish(publication: PublicationRequest): void;
   /** Bound to pipeline, run_id, stage, job_id, attempt, trace_id. */
   logger: Logger;
 }

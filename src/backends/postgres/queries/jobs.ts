@@ -15,15 +15,18 @@ const CLEAR_LEASE = 'lease_owner = NULL, lease_token = NULL, fence = NULL, lease
 export const dbNow = (_s: string): Statement => statement('db_now', `SELECT ${DB_NOW_MS} AS now`);
 
 /**
- * In: now, items JSON (see migration 0003), NOTIFY channel, run statuses that may park.
- * Out: one (outcome, run_status, woken_queue) row per item, in order. `commit_batch` (0004)
- * applies a batch of completions of distinct runs set-wise, anything else item by item.
+ * In: now, items JSON (see migrations 0003 and 0007), NOTIFY channel, run statuses that may park.
+ * Out: one (outcome, run_status, woken_queue, publications_refused) row per item, in order.
+ * `commit_batch_with_publications` (0007; `commit_batch` of 0004 before) applies a batch of
+ * completions of distinct runs set-wise, anything else item by item; publications go with their
+ * completion, fenced by its lease.
  */
 export const commit = (s: string): Statement =>
   statement(
     'commit',
-    `SELECT c.outcome, c.run_status, c.woken_queue
-     FROM ${s}.commit_batch($2::json, ${NOW}, $3, $4::text[]) WITH ORDINALITY AS c (outcome, run_status, woken_queue, ord)
+    `SELECT c.outcome, c.run_status, c.woken_queue, c.publications_refused
+     FROM ${s}.commit_batch_with_publications($2::json, ${NOW}, $3, $4::text[])
+       WITH ORDINALITY AS c (outcome, run_status, woken_queue, publications_refused, ord)
      ORDER BY c.ord`,
   );
 

@@ -1,0 +1,199 @@
+/**
+ * The single-flight cache facade over the Backend's cache entries (see core/cache.ts for the
+ * contract). The store decides who builds (`acquireCacheEntry` hands the builder lease to exactly
+ * one caller), so the guarantee holds across processes; this facade adds the waiting, the lease
+ * renewal during a build, TTL jitter, stale-while-revalidate and the metrics.
+ *
+ * Waiters poll the entry with a growing interval; waiters in this process are also woken at once
+ * when a build here ends, so a burst of identical requests to one process costs one build and
+ * almost no polling.
+ */
+import type { CacheBuildContext, CacheKeyOptions, CacheLookup, SingleFlightCache } from '../core/cache.ts';
+import type { Clock } from '../core/clock.ts';
+import { ErrorClass, StageFailure } from '../core/errors.ts';
+import type { IdGenerator } from '../core/ids.ts';
+import type { JsonValue } from '../core/model.ts';
+import { CacheRequestResult, type EngineObserver } from '../core/observer.ts';
+import { classifyError } from '../core/policy/retry.ts';
+import type { Backend, CacheEntry } from '../core/ports.ts';
+
+/** What the cache needs from the engine. */
+export interface SingleFlightCacheDeps {
+  backend: Backend;
+  clock: Clock;
+  ids: IdGenerator;
+  observer: EngineObserver;
+  random: () => number;
+  /** Recorded as the builder (operators see who builds). */
+  owner: string;
+}
+
+const DEFAULTS = { jitterRatio: 0.1, staleMs: 0, negativeTtlMs: 30_000, leaseMs: 30_000, waitTimeoutMs: 60_000 } as const;
+/** First and largest poll interval of a waiter. */
+const POLL_FIRST_MS = 5;
+const POLL_MAX_MS = 100;
+/**
+ * A waiter asks the store again (which hands the build over if the builder's lease expired) this
+ * often; in between it only reads the entry.
+ */
+const REACQUIRE_EVERY_MS = 1_000;
+
+type Resolved = Required<Omit<CacheKeyOptions, 'signal'>> & { signal: AbortSignal | undefined };
+
+function resolveOptions(options: CacheKeyOptions): Resolved {
+  return {
+    cache: options.cache,
+    key: options.key,
+    ttlMs: options.ttlMs,
+    jitterRatio: options.jitterRatio ?? DEFAULTS.jitterRatio,
+    staleMs: options.staleMs ?? DEFAULTS.staleMs,
+    negativeTtlMs: options.negativeTtlMs ?? DEFAULTS.negativeTtlMs,
+    leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
+    waitTimeoutMs: options.waitTimeoutMs ?? DEFAULTS.waitTimeoutMs,
+    signal: options.signal,
+  };
+}
+
+/** The stored permanent failure, rethrown as the permanent failure it was. */
+function negativeError(entry: CacheEntry): StageFailure {
+  const e = (entry.error ?? {}) as { code?: string; message?: string };
+  return StageFailure.permanent(e.message ?? 'cached failure', {
+    code: e.code ?? 'STAGE_FAILED',
+    details: { cache: entry.cache, key: entry.key, cachedFailure: true },
+  });
+}
+
+/** Creates the cache facade. */
+export function createSingleFlightCache(deps: SingleFlightCacheDeps): SingleFlightCache {
+  /** Waiters in this process, woken when a build here ends. */
+  const localWaiters = new Map<string, Set<() => void>>();
+  const slot = (cache: string, key: string): string => `${cache}\u0000${key}`;
+
+  const wakeLocal = (cache: string, key: string): void => {
+    const id = slot(cache, key);
+    const waiters = localWaiters.get(id);
+    localWaiters.delete(id);
+    for (const wake of waiters ?? []) wake();
+  };
+
+  /** Sleeps `ms`, or less if a local build of the key ends or the signal aborts. */
+  const pause = async (o: Resolved, ms: number): Promise<void> => {
+    const id = slot(o.cache, o.key);
+    const woken = new AbortController();
+    const onAbort = (): void => woken.abort();
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    const waiters = localWaiters.get(id) ?? new Set<() => void>();
+    localWaiters.set(id, waiters);
+    const wake = (): void => woken.abort();
+    waiters.add(wake);
+    try {
+      await deps.clock.sleep(ms, woken.signal);
+    } finally {
+      waiters.delete(wake);
+      o.signal?.removeEventListener('abort', onAbort);
+    }
+  };
+
+  const ttlWithJitter = (o: Resolved): number => Math.max(1, Math.round(o.ttlMs * (1 - o.jitterRatio * deps.random())));
+
+  /** Runs `build` holding the lease (renewed meanwhile) and stores its outcome. */
+  const runBuild = async <T extends JsonValue>(o: Resolved, entry: CacheEntry, token: string, build: (ctx: CacheBuildContext) => Promise<T>): Promise<T> => {
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort(o.signal?.reason);
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    let renewing = true;
+    const renewEveryMs = Math.max(1, Math.floor(o.leaseMs / 3));
+    const renewLoop = (async () => {
+      while (renewing) {
+        await deps.clock.sleep(renewEveryMs, controller.signal);
+        if (!renewing || controller.signal.aborted) return;
+        const held = await deps.backend.renewCacheLease(o.cache, o.key, token, o.leaseMs).catch(() => true);
+        if (!held) controller.abort(StageFailure.retryable(`builder lease on cache ${o.cache} key ${o.key} was lost`, { code: 'LEASE_LOST' }));
+      }
+    })();
+    deps.observer.cacheBuild(o.cache);
+    try {
+      const value = await build({ signal: controller.signal, fence: entry.builderFence ?? 0 });
+      // A lost lease means another builder took over; this value is as good as theirs.
+      await deps.backend.completeCacheEntry({ cache: o.cache, key: o.key, token, value, ttlMs: ttlWithJitter(o), staleMs: o.staleMs });
+      return value;
+    } catch (err) {
+      const error = classifyError(err);
+      const negative = error.class === ErrorClass.permanent ? { error: { class: error.class, code: error.code, message: error.message }, ttlMs: o.negativeTtlMs } : undefined;
+      await deps.backend.failCacheEntry({ cache: o.cache, key: o.key, token, ...(negative ? { negative } : {}) }).catch(() => false);
+      throw err;
+    } finally {
+      renewing = false;
+      controller.abort();
+      o.signal?.removeEventListener('abort', onAbort);
+      await renewLoop.catch(() => undefined);
+      wakeLocal(o.cache, o.key);
+    }
+  };
+
+  /** Waits for another caller's build; returns the entry once it is ready, or null to try acquiring again. */
+  const waitForBuild = async (o: Resolved, deadline: number): Promise<CacheEntry | null> => {
+    let intervalMs = POLL_FIRST_MS;
+    const reacquireAt = deps.clock.now() + REACQUIRE_EVERY_MS;
+    for (;;) {
+      if (o.signal?.aborted) throw o.signal.reason;
+      if (deps.clock.now() >= deadline) {
+        throw StageFailure.retryable(`waited ${o.waitTimeoutMs} ms for another build of cache ${o.cache} key ${o.key}`, { code: 'CACHE_WAIT_TIMEOUT' });
+      }
+      await pause(o, intervalMs);
+      intervalMs = Math.min(POLL_MAX_MS, Math.ceil(intervalMs * 1.5));
+      const entry = await deps.backend.getCacheEntry(o.cache, o.key);
+      if (entry === null) return null;
+      if (entry.status === 'ready' || entry.status === 'failed') return entry;
+      // Still building: the store takes it over for us if its builder's lease has expired.
+      if (deps.clock.now() >= reacquireAt) return null;
+    }
+  };
+
+  return {
+    async getOrBuild<T extends JsonValue>(options: CacheKeyOptions, build: (ctx: CacheBuildContext) => Promise<T>): Promise<CacheLookup<T>> {
+      const o = resolveOptions(options);
+      const deadline = deps.clock.now() + o.waitTimeoutMs;
+      let waited = false;
+      for (;;) {
+        const token = deps.ids.token();
+        const acquired = await deps.backend.acquireCacheEntry({ cache: o.cache, key: o.key, owner: deps.owner, token, leaseMs: o.leaseMs });
+        const count = (result: CacheRequestResult): void => deps.observer.cacheRequest(o.cache, result);
+        switch (acquired.state) {
+          case 'hit': {
+            // A value that appeared while this caller waited is another caller's build.
+            const result = waited ? CacheRequestResult.wait : CacheRequestResult.hit;
+            count(result);
+            return { value: acquired.entry.value as T, result };
+          }
+          case 'negative':
+            count(CacheRequestResult.negative);
+            throw negativeError(acquired.entry);
+          case 'stale':
+            count(CacheRequestResult.stale);
+            // The revalidation runs detached: this caller is served the stale value now.
+            if (acquired.revalidate) void runBuild(o, acquired.entry, token, build).catch(() => undefined);
+            return { value: acquired.entry.value as T, result: CacheRequestResult.stale };
+          case 'build': {
+            count(CacheRequestResult.miss);
+            const value = await runBuild(o, acquired.entry, token, build);
+            return { value, result: CacheRequestResult.miss };
+          }
+          case 'building': {
+            const entry = await waitForBuild(o, deadline);
+            waited = true;
+            if (entry?.status === 'ready') {
+              count(CacheRequestResult.wait);
+              return { value: entry.value as T, result: CacheRequestResult.wait };
+            }
+            if (entry?.status === 'failed') {
+              count(CacheRequestResult.negative);
+              throw negativeError(entry);
+            }
+          }
+        }
+      }
+    },
+    peek: (cache, key) => deps.backend.getCacheEntry(cache, key),
+  };
+}

@@ -1,0 +1,22 @@
+/**
+ * How a pipeline ships its own HTTP surface: a fastify plugin that `buildApp` mounts beside the
+ * core routes, given the engine. `src/http` names no pipeline; the CLI passes the plugins of the
+ * pipelines it registered.
+ */
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Kiln } from '../engine/kiln-types.ts';
+
+/** Options every pipeline plugin receives. */
+export interface PipelineRoutesOptions {
+  kiln: Kiln;
+}
+
+/** A pipeline's routes, for the pipeline named `pipeline` (mounted only when it is registered). */
+export interface PipelineRoutes {
+  pipeline: string;
+  plugin: FastifyPluginAsync<PipelineRoutesOptions>;
+}
+
+/** The request and reply types a pipeline's handlers see (fastify's, re-exported so pipelines import only kiln). */
+export type PipelineRequest = FastifyRequest;
+export type PipelineReply = FastifyReply;

@@ -1,0 +1,155 @@
+/**
+ * What the QR routes do, without HTTP: look an image up by content hash, make sure a run renders
+ * it (one run per hash however many requests race), wait briefly for it, and remember
+ * `Idempotency-Key`s. The CLI's `kiln qr` uses the same service.
+ */
+import { ConflictError, NotFoundError, StageFailure, type JsonValue, type Kiln, type Run } from '../../index.ts';
+import { canonicalQrRequest, qrContentHash } from './canonical.ts';
+import { createImageMemo, type MemoImage } from './image-memo.ts';
+import { parseQrRequest, type QrOptions } from './options.ts';
+import { QR_PIPELINE, QR_PROFILE } from './pipeline.ts';
+
+/** Default and largest `wait` of a request, ms. */
+export const QR_WAIT_DEFAULT_MS = 2_000;
+export const QR_WAIT_MAX_MS = 30_000;
+/** Images kept in memory for repeated reads. */
+const MEMO_MAX_BYTES = 64 * 1024 * 1024;
+/** How many times a request follows failed runs of its hash with a new run before giving up. */
+const MAX_RESUBMITS = 3;
+const POLL_FIRST_MS = 5;
+const POLL_MAX_MS = 50;
+/** Run statuses after which a new run of the same hash may succeed (nothing permanent went wrong). */
+const RESUBMITTABLE: ReadonlySet<string> = new Set(['cancelled', 'superseded', 'failed', 'dead_lettered']);
+const FAILED: ReadonlySet<string> = new Set(['failed', 'dead_lettered']);
+/** Request-record scopes: the canonical request behind a hash, and client Idempotency-Keys. */
+const CONTENT_SCOPE = 'qr.content';
+const IDEMPOTENCY_SCOPE = 'qr.idempotency-key';
+
+/** The answer to a QR request: the image, or the run still building it. */
+export type QrAnswer = { kind: 'image'; hash: string; image: MemoImage } | { kind: 'pending'; hash: string; run: Run };
+
+/** A request as the routes and the CLI pass it. */
+export interface QrRequest {
+  /** The body (JSON) or the query string, `wait` already removed. */
+  raw: unknown;
+  source: 'json' | 'query';
+  waitMs: number;
+  idempotencyKey?: string;
+}
+
+/** The QR service over one engine. */
+export interface QrService {
+  /** Renders (or finds) the image of a request, waiting up to `waitMs` for it. */
+  request(request: QrRequest): Promise<QrAnswer>;
+  /** The published image of `hash`, or null. */
+  lookup(hash: string): Promise<MemoImage | null>;
+  /** The image if published, else the run building it (started again if needed); `NotFoundError` for an unknown hash. */
+  byHash(hash: string): Promise<QrAnswer>;
+  /** The run of a request id (request ids are run ids) and its content hash; `NotFoundError` if unknown or not a QR run. */
+  requestRun(id: string): Promise<{ run: Run; hash: string }>;
+}
+
+/** The run's stored error, as the typed failure it was. */
+function runFailure(run: Run): StageFailure {
+  const e = (run.error ?? {}) as { code?: string; message?: string };
+  return StageFailure.permanent(e.message ?? `run ${run.id} ended ${run.status}`, { code: e.code ?? 'STAGE_FAILED', details: { runId: run.id } });
+}
+
+function isPermanentFailure(run: Run): boolean {
+  return FAILED.has(run.status) && (run.error as { class?: string } | null)?.class === 'permanent';
+}
+
+/** Creates the service. */
+export function createQrService(kiln: Kiln): QrService {
+  const memo = createImageMemo(MEMO_MAX_BYTES);
+
+  const lookup = async (hash: string): Promise<MemoImage | null> => {
+    const memoised = memo.get(hash);
+    if (memoised) return memoised;
+    const publication = await kiln.getPublication(hash, QR_PROFILE);
+    if (!publication) return null;
+    const bytes = await kiln.artifacts.get(publication.artifactRef);
+    const image = { bytes, mediaType: sniffMediaType(bytes) };
+    memo.set(hash, image);
+    return image;
+  };
+
+  /** The live (or succeeded) run of `hash`: identical requests share it; failed runs are followed by a new one. */
+  const ensureRun = async (canonical: JsonValue, hash: string): Promise<Run> => {
+    let key = hash;
+    for (let i = 0; ; i++) {
+      const { run } = await kiln.submit(QR_PIPELINE, canonical, { idempotencyKey: key });
+      if (!RESUBMITTABLE.has(run.status)) return run;
+      if (isPermanentFailure(run) || i === MAX_RESUBMITS) throw runFailure(run);
+      // Derived from the failed run, so every request that sees it picks the same next key.
+      key = `${hash}:after:${run.id}`;
+    }
+  };
+
+  /** Polls the publication until it appears, the run fails for good, or `waitMs` passes. */
+  const waitForImage = async (hash: string, run: Run, waitMs: number): Promise<QrAnswer> => {
+    const deadline = Date.now() + waitMs;
+    let intervalMs = POLL_FIRST_MS;
+    for (let polls = 1; ; polls++) {
+      const image = await lookup(hash);
+      if (image) return { kind: 'image', hash, image };
+      if (Date.now() >= deadline) return { kind: 'pending', hash, run };
+      await new Promise((resolve) => setTimeout(resolve, Math.min(intervalMs, Math.max(1, deadline - Date.now()))));
+      intervalMs = Math.min(POLL_MAX_MS, intervalMs * 2);
+      // The publication is the cheap read; the run is checked now and then to stop on failure.
+      if (polls % 8 === 0) {
+        run = (await kiln.getRun(run.id)).run;
+        if (FAILED.has(run.status)) throw runFailure(run);
+      }
+    }
+  };
+
+  const checkIdempotencyKey = async (key: string, hash: string): Promise<void> => {
+    const { record } = await kiln.rememberRequest({ scope: IDEMPOTENCY_SCOPE, key, requestHash: hash, value: { contentHash: hash } });
+    if (record.requestHash !== hash) {
+      throw new ConflictError('IDEMPOTENCY_KEY_REUSED', `Idempotency-Key ${key} was used with a different request`, { details: { key } });
+    }
+  };
+
+  const build = async (options: QrOptions, waitMs: number): Promise<QrAnswer> => {
+    const canonical = canonicalQrRequest(options);
+    const hash = qrContentHash(options);
+    const image = await lookup(hash);
+    if (image) return { kind: 'image', hash, image };
+    // Remembered so that `GET /v1/qr/:hash` can start the render again after a failed run.
+    await kiln.rememberRequest({ scope: CONTENT_SCOPE, key: hash, requestHash: hash, value: canonical });
+    const run = await ensureRun(canonical, hash);
+    return waitMs > 0 || run.status === 'succeeded' ? waitForImage(hash, run, waitMs) : { kind: 'pending', hash, run };
+  };
+
+  return {
+    async request({ raw, source, waitMs, idempotencyKey }) {
+      const options = parseQrRequest(raw, source);
+      if (idempotencyKey !== undefined) await checkIdempotencyKey(idempotencyKey, qrContentHash(options));
+      return build(options, waitMs);
+    },
+    lookup,
+    async byHash(hash) {
+      const image = await lookup(hash);
+      if (image) return { kind: 'image', hash, image };
+      const record = await kiln.getRequest(CONTENT_SCOPE, hash);
+      if (!record) throw new NotFoundError('qr image', hash);
+      return build(parseQrRequest(record.value, 'json'), 0);
+    },
+    async requestRun(id) {
+      const { run } = await kiln.getRun(id).catch((err: unknown) => {
+        throw err instanceof NotFoundError ? new NotFoundError('request', id) : err;
+      });
+      if (run.pipeline !== QR_PIPELINE) throw new NotFoundError('request', id);
+      // The input is the canonical request, so its hash is the content hash.
+      return { run, hash: qrContentHash(parseQrRequest(run.input, 'json')) };
+    },
+  };
+}
+
+const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47];
+
+/** Only PNG and SVG are ever published here; the bytes say which. */
+function sniffMediaType(bytes: Uint8Array): string {
+  return PNG_SIGNATURE.every((b, i) => bytes[i] === b) ? 'image/png' : 'image/svg+xml';
+}

@@ -1,0 +1,101 @@
+/**
+ * The QR HTTP surface, mounted by `src/http` when the `qr-code` pipeline is registered:
+ *   POST /v1/qr            JSON options -> 200 image, or 202 {request_id, content_hash, status_url}
+ *   GET  /v1/qr?content=…  the same from query parameters (for `<img src>`)
+ *   GET  /v1/qr/:hash      the image (ETag = hash, immutable, 304), 202 while building, 404 unknown
+ *   GET  /v1/requests/:id  the status of a request (request ids are run ids)
+ * `wait` (ms, body field or query parameter) bounds how long a request waits for its render.
+ */
+import { ValidationError, type PipelineReply, type PipelineRequest, type PipelineRoutes, type Run } from '../../index.ts';
+import { QR_PIPELINE } from './pipeline.ts';
+import { createQrService, QR_WAIT_DEFAULT_MS, QR_WAIT_MAX_MS, type QrAnswer } from './qr-service.ts';
+
+const HASH = /^[0-9a-f]{64}$/;
+const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+/** Splits `wait` off the request's fields; the rest are the QR options. */
+function takeWait(fields: unknown, query: Record<string, unknown>): { raw: unknown; waitMs: number } {
+  let raw = fields;
+  let wait: unknown = query['wait'];
+  if (typeof fields === 'object' && fields !== null && !Array.isArray(fields) && 'wait' in fields) {
+    const { wait: bodyWait, ...rest } = fields as Record<string, unknown>;
+    raw = rest;
+    wait = bodyWait;
+  }
+  if (wait === undefined) return { raw, waitMs: QR_WAIT_DEFAULT_MS };
+  const waitMs = typeof wait === 'string' && /^\d{1,6}$/.test(wait) ? Number(wait) : wait;
+  if (typeof waitMs !== 'number' || !Number.isInteger(waitMs) || waitMs < 0 || waitMs > QR_WAIT_MAX_MS) {
+    throw new ValidationError(`wait must be an integer from 0 to ${QR_WAIT_MAX_MS} (ms)`, { details: { issues: [{ path: '/wait', message: 'out of range' }] } });
+  }
+  return { raw, waitMs };
+}
+
+function idempotencyKeyOf(request: PipelineRequest): string | undefined {
+  const key = request.headers['idempotency-key'];
+  if (key === undefined) return undefined;
+  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+    throw new ValidationError(`Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
+  }
+  return key;
+}
+
+/** True when `If-None-Match` names this hash (strong or weak) or is `*`. */
+function notModified(request: PipelineRequest, hash: string): boolean {
+  const header = request.headers['if-none-match'];
+  if (typeof header !== 'string') return false;
+  return header.split(',').some((tag) => {
+    const t = tag.trim();
+    return t === '*' || t === `"${hash}"` || t === `W/"${hash}"`;
+  });
+}
+
+function pendingBody(hash: string, run: Run) {
+  return {
+    request_id: run.id,
+    content_hash: hash,
+    status: run.status,
+    status_url: `/v1/requests/${run.id}`,
+    result_url: `/v1/qr/${hash}`,
+  };
+}
+
+function send(request: PipelineRequest, reply: PipelineReply, answer: QrAnswer): PipelineReply {
+  if (answer.kind === 'pending') {
+    return reply.status(202).header('location', `/v1/requests/${answer.run.id}`).send(pendingBody(answer.hash, answer.run));
+  }
+  void reply.header('etag', `"${answer.hash}"`).header('cache-control', IMMUTABLE).header('content-location', `/v1/qr/${answer.hash}`);
+  if (notModified(request, answer.hash)) return reply.status(304).send();
+  return reply.status(200).type(answer.image.mediaType).send(Buffer.from(answer.image.bytes.buffer, answer.image.bytes.byteOffset, answer.image.bytes.byteLength));
+}
+
+/** The QR routes. */
+export const qrRoutes: PipelineRoutes = {
+  pipeline: QR_PIPELINE,
+  plugin: async (app, { kiln }) => {
+    const qr = createQrService(kiln);
+
+    app.post('/v1/qr', async (request, reply) => {
+      const { raw, waitMs } = takeWait(request.body, request.query as Record<string, unknown>);
+      const key = idempotencyKeyOf(request);
+      return send(request, reply, await qr.request({ raw, source: 'json', waitMs, ...(key === undefined ? {} : { idempotencyKey: key }) }));
+    });
+
+    app.get('/v1/qr', async (request, reply) => {
+      const { raw, waitMs } = takeWait(request.query, {});
+      return send(request, reply, await qr.request({ raw, source: 'query', waitMs }));
+    });
+
+    app.get<{ Params: { hash: string } }>('/v1/qr/:hash', async (request, reply) => {
+      const hash = request.params.hash.toLowerCase();
+      if (!HASH.test(hash)) throw new ValidationError('hash must be 64 hexadecimal characters (a content hash)');
+      return send(request, reply, await qr.byHash(hash));
+    });
+
+    app.get<{ Params: { id: string } }>('/v1/requests/:id', async (request) => {
+      const { run, hash } = await qr.requestRun(request.params.id);
+      const { result_url: resultUrl, ...status } = pendingBody(hash, run);
+      return { ...status, ...(run.status === 'succeeded' ? { result_url: resultUrl } : {}), ...(run.error ? { error: run.error } : {}) };
+    });
+  },
+};

@@ -1,0 +1,149 @@
+/**
+ * Crash at the worst moment, with real processes: `kiln serve --no-worker` takes a QR request and
+ * a `kiln worker` started with `KILN_CRASH_BEFORE_COMMIT=qr-code.render` renders it (the image is
+ * written, the cache entry is ready) and SIGKILLs itself before its commit. A second worker takes
+ * the job over once the short lease expires. The retry must reuse what the dead worker left: the
+ * cache entry is not rebuilt (its row is unchanged, field for field, from the moment after the crash
+ * to the end), the object file is the same file (same inode and mtime), there is one object and
+ * one publication, and the served image decodes. Runs on SQLite and on PostgreSQL.
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { CRASH_BEFORE_COMMIT_ENV } from '../../src/cli/runtime.ts';
+import { QR_CACHE, QR_PROFILE } from '../../src/pipelines/qr-code/pipeline.ts';
+import { decodeQr } from '../support/qr-decode.ts';
+import { cleanEnv, killIfRunning, spawnKiln, waitUntil, type ExitStatus, type KilnProcess } from './kiln-process.ts';
+import { startServe } from './qr-serve.ts';
+import { qrE2eStoreCases, type QrE2eStoreCase } from './qr-stores.ts';
+
+const CONTENT = 'kiln crash test: ünïcödé, 漢字, 🔥 and a query ?a=1&b=2';
+const LEASE_MS = 1_500;
+/** Bounds each wait on a process; the whole test normally takes under 10 s. */
+const STEP_TIMEOUT_MS = 20_000;
+
+const KILN_YAML = (artifactsRoot: string): string => `
+artifacts:
+  root: ${artifactsRoot}
+worker:
+  pollMs: 100
+  reapMs: 200
+pipelines:
+  qr-code:
+    stages:
+      render: { leaseMs: ${LEASE_MS}, heartbeatMs: 300 }
+`;
+
+interface ObjectFile {
+  hex: string;
+  ino: number;
+  mtimeMs: number;
+}
+
+/** The content-addressed objects under `<root>/objects` (sidecars aside), with their inode and mtime. */
+async function listObjects(root: string): Promise<ObjectFile[]> {
+  const objectsDir = join(root, 'objects');
+  const entries = await readdir(objectsDir, { recursive: true, withFileTypes: true }).catch(() => []);
+  const files = entries.filter((e) => e.isFile() && /^[0-9a-f]{64}$/.test(e.name));
+  return Promise.all(
+    files.map(async (e) => {
+      const s = await stat(join(e.parentPath, e.name));
+      return { hex: e.name, ino: s.ino, mtimeMs: s.mtimeMs };
+    }),
+  );
+}
+
+/** Resolves with the exit status, or rejects naming `what` with the process output. */
+async function exitWithin(p: KilnProcess, what: string): Promise<ExitStatus> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}\n${p.output()}`)), STEP_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([p.exited, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const { sqlite, postgres } = qrE2eStoreCases();
+
+for (const storeCase of [sqlite, postgres] as QrE2eStoreCase[]) describe(`${storeCase.name}: a worker SIGKILLed after rendering, before its commit`, { skip: storeCase.skip }, () => {
+  test('the retry reuses the cached artifact: no rebuild, one object, one publication, and the served image decodes', { timeout: 60_000 }, async (t) => {
+    const startedAt = Date.now();
+    const dir = await mkdtemp(join(tmpdir(), 'kiln-qr-crash-'));
+    const artifactsRoot = join(dir, 'artifacts');
+    const procs: KilnProcess[] = [];
+    const store = await storeCase.open(dir);
+    t.after(async () => {
+      procs.forEach(killIfRunning);
+      await Promise.all(procs.map((p) => p.exited));
+      await store.destroy();
+      await rm(dir, { recursive: true, force: true });
+    });
+    await writeFile(join(dir, 'kiln.yaml'), KILN_YAML(artifactsRoot));
+    const env = cleanEnv({ ...store.env, KILN_LOG_LEVEL: 'warn' });
+    const { backend } = store;
+
+    const doomed = spawnKiln(['worker', '--worker-id', 'doomed', ...store.args], dir, { ...env, [CRASH_BEFORE_COMMIT_ENV]: 'qr-code.render' });
+    procs.push(doomed);
+    const api = await startServe(['--no-worker', ...store.args], dir, env);
+    procs.push(api.proc);
+
+    const accepted = await fetch(`${api.base}/v1/qr`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content: CONTENT, wait: 0 }) });
+    assert.equal(accepted.status, 202, await accepted.clone().text());
+    const { request_id: runId, content_hash: hash } = (await accepted.json()) as { request_id: string; content_hash: string };
+
+    assert.equal((await exitWithin(doomed, 'the crashing worker to kill itself')).signal, 'SIGKILL', doomed.output());
+
+    // The worst moment, as intended: the image is stored and its cache entry is ready, nothing is committed.
+    const entryAfterCrash = await backend.getCacheEntry(QR_CACHE, hash);
+    assert.ok(entryAfterCrash?.status === 'ready', 'the dead worker finished the build');
+    const artifactRef = (entryAfterCrash.value as { artifact: string }).artifact;
+    const objectsAfterCrash = await listObjects(artifactsRoot);
+    assert.deepEqual(objectsAfterCrash.map((o) => `sha256:${o.hex}`), [artifactRef], 'the dead worker stored the image');
+    assert.equal(await backend.getPublication(hash, QR_PROFILE), null);
+    assert.equal((await backend.readLedger(runId)).length, 0, 'nothing was committed');
+
+    const survivor = spawnKiln(['worker', '--worker-id', 'survivor', ...store.args], dir, env);
+    procs.push(survivor);
+    const done = await waitUntil(
+      'the run to succeed on the second worker',
+      async () => {
+        const detail = await backend.getRun(runId);
+        return detail?.run.status === 'succeeded' ? detail : undefined;
+      },
+      STEP_TIMEOUT_MS,
+    ).catch((err: unknown) => assert.fail(`${String(err)}\n--- survivor ---\n${survivor.output()}\n--- api ---\n${api.proc.output()}`));
+
+    assert.deepEqual(
+      done.stages.map((s) => [s.stage, s.status, s.attempts]),
+      [
+        ['render', 'succeeded', 2],
+        ['publish', 'succeeded', 1],
+      ],
+      'render ran twice (the crash, then the retry) and is recorded once',
+    );
+    assert.deepEqual((await backend.readLedger(runId)).map((e) => e.stage), ['render', 'publish']);
+    // A rebuild takes the builder lease and completes the entry again, which rewrites updatedAt
+    // and expiresAt (fresh TTL with jitter); an unchanged row means the retry was a cache hit.
+    assert.deepEqual(await backend.getCacheEntry(QR_CACHE, hash), entryAfterCrash, 'the cache entry was not rebuilt');
+    assert.deepEqual(await listObjects(artifactsRoot), objectsAfterCrash, 'one object, the same file the dead worker wrote');
+    assert.equal(await store.countPublications(hash), 1, 'one publication for the hash');
+    assert.equal((await backend.getPublication(hash, QR_PROFILE))?.artifactRef, artifactRef);
+
+    const served = await fetch(`${api.base}/v1/qr/${hash}`);
+    assert.equal(served.status, 200);
+    assert.equal(served.headers.get('etag'), `"${hash}"`);
+    const image = new Uint8Array(await served.arrayBuffer());
+    assert.equal(`sha256:${createHash('sha256').update(image).digest('hex')}`, artifactRef, 'the served bytes are the stored object');
+    assert.deepEqual(await decodeQr(image, served.headers.get('content-type') ?? ''), [CONTENT]);
+
+    survivor.child.kill('SIGTERM');
+    assert.deepEqual(await exitWithin(survivor, 'the second worker to stop'), { code: 0, signal: null }, survivor.output());
+    t.diagnostic(`wall time ${Date.now() - startedAt} ms`);
+  });
+});

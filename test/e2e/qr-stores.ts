@@ -1,0 +1,98 @@
+/**
+ * The stores the QR end-to-end tests run their kiln processes on: a SQLite file in the test's
+ * temp directory, and PostgreSQL (a private cluster or `KILN_PG_URL`) in a schema of the test's
+ * own, dropped afterwards. PostgreSQL is skipped with the reason printed when there is none here,
+ * and required in CI (`postgresSkipReason` throws there).
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { createPostgresBackend } from '../../src/backends/postgres/index.ts';
+import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
+import type { Backend } from '../../src/core/ports.ts';
+import { dropSchema } from '../integration/http-backends.ts';
+import { createSchemaName, postgresSkipReason, sharedPostgres } from '../support/postgres-cluster.ts';
+
+/** A migrated store for one test. */
+export interface QrE2eStore {
+  /** Flags that point a `kiln` command at the store. */
+  args: string[];
+  /** Environment the `kiln` commands need on top (the PostgreSQL schema). */
+  env: Record<string, string>;
+  /** The test's own connection, for checks. */
+  backend: Backend;
+  /** Rows of the publications table for `subjectId`, whatever their profile (read with SQL, not through kiln). */
+  countPublications(subjectId: string): Promise<number>;
+  /** Closes the connection and drops the PostgreSQL schema. */
+  destroy(): Promise<void>;
+}
+
+/** One store kind. */
+export interface QrE2eStoreCase {
+  name: string;
+  /** Why it is skipped here, or undefined when it runs. */
+  skip: string | undefined;
+  /** Creates and migrates a store (a SQLite file goes in `dir`). */
+  open(dir: string): Promise<QrE2eStore>;
+}
+
+const COUNT_PUBLICATIONS = 'SELECT count(*) AS n FROM publications WHERE subject_id = ?';
+
+async function openSqlite(dir: string): Promise<QrE2eStore> {
+  const path = join(dir, 'kiln.db');
+  const backend = createSqliteBackend({ path });
+  // Migrated here, so the kiln processes started together never race to create the schema.
+  await backend.migrate();
+  return {
+    args: ['--db', path],
+    env: {},
+    backend,
+    async countPublications(subjectId) {
+      const db = new Database(path, { readonly: true, fileMustExist: true });
+      try {
+        return Number((db.prepare(COUNT_PUBLICATIONS).get(subjectId) as { n: number }).n);
+      } finally {
+        db.close();
+      }
+    },
+    destroy: () => backend.close(),
+  };
+}
+
+async function openPostgres(): Promise<QrE2eStore> {
+  const { url } = await sharedPostgres();
+  const schema = createSchemaName('kiln_qr_e2e_');
+  const backend = createPostgresBackend({ connectionString: url, schema });
+  try {
+    await backend.migrate();
+  } catch (err) {
+    await backend.close();
+    await dropSchema(url, schema);
+    throw err;
+  }
+  return {
+    args: ['--store', url],
+    env: { KILN_PG_SCHEMA: schema },
+    backend,
+    async countPublications(subjectId) {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const sql = `SELECT count(*)::int AS n FROM ${pg.escapeIdentifier(schema)}.publications WHERE subject_id = $1`;
+        const { rows } = await client.query<{ n: number }>(sql, [subjectId]);
+        return rows[0]?.n ?? 0;
+      } finally {
+        await client.end();
+      }
+    },
+    destroy: () => backend.close().then(() => dropSchema(url, schema)),
+  };
+}
+
+/** SQLite, then PostgreSQL (evaluated once per test file: the skip check prints its reason). */
+export function qrE2eStoreCases(): { sqlite: QrE2eStoreCase; postgres: QrE2eStoreCase } {
+  return {
+    sqlite: { name: 'SQLite', skip: undefined, open: openSqlite },
+    postgres: { name: 'PostgreSQL', skip: postgresSkipReason(), open: openPostgres },
+  };
+}
