@@ -31,7 +31,9 @@ interface Answer {
 
 /** Fires every request at once (no pool, no pacing), spread round-robin over `bases`. */
 async function fireAll(bases: readonly string[]): Promise<Answer[]> {
-  const body = JSON.stringify({ content: CONTENT });
+  // The longest wait: on a loaded CI machine 500 requests may take longer than the default 2 s,
+  // and a 202 would say nothing about single-flight.
+  const body = JSON.stringify({ content: CONTENT, wait: 30_000 });
   return Promise.all(
     Array.from({ length: REQUESTS }, async (_, i) => {
       const res = await fetch(`${bases[i % bases.length]}/v1/qr`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });

@@ -7,6 +7,7 @@ import type { ListJobsQuery, ListRunsQuery, Publication, RunDetail } from '../..
 import type { PgContext } from './context.ts';
 import { queryAdHoc, queryRows } from './database.ts';
 import { quoteIdentifier } from './identifiers.ts';
+import type { PublicationRow } from '../shared/row-mapping.ts';
 import {
   jobFromRow,
   ledgerFromRow,
@@ -16,7 +17,6 @@ import {
   stageFromRow,
   type JobRow,
   type LedgerRow,
-  type PublicationRow,
   type QueueStatsRow,
   type RunRow,
   type StageRow,

@@ -7,8 +7,8 @@
  * names off a row.
  */
 import type { JsonValue, QueueStats, StageErrorRecord } from '../../core/model.ts';
-import type { CacheEntry, CacheEntryStatus, Publication, RequestRecord } from '../../core/ports.ts';
-import { createRowMapping, type JobRowOf, type LedgerRowOf, type RunRowOf, type StageRowOf } from '../shared/row-mapping.ts';
+import { createRowMapping } from '../shared/row-mapping.ts';
+import type { CacheEntryRowOf, JobRowOf, LedgerRowOf, RequestRecordRowOf, RunRowOf, StageRowOf } from '../shared/row-mapping.ts';
 
 /** A `runs` row: `json` columns parsed. */
 export type RunRow = RunRowOf<JsonValue, StageErrorRecord>;
@@ -68,71 +68,14 @@ export function queueStatsFromRow(row: QueueStatsRow): QueueStats {
 }
 
 /** A `cache_entries` row (migration 0006): `json` columns parsed; `purge_at` is not read. */
-export interface CacheEntryRow {
-  cache: string;
-  key: string;
-  status: CacheEntryStatus;
-  value: JsonValue | null;
-  error: JsonValue | null;
-  builder_owner: string | null;
-  builder_token: string | null;
-  builder_fence: number | null;
-  builder_until: number | null;
-  expires_at: number | null;
-  stale_until: number | null;
-  updated_at: number;
-}
-
-/** Row -> {@link CacheEntry}. */
-export function cacheEntryFromRow(row: CacheEntryRow): CacheEntry {
-  return {
-    cache: row.cache,
-    key: row.key,
-    status: row.status,
-    value: row.value,
-    error: row.error,
-    builderOwner: row.builder_owner,
-    builderToken: row.builder_token,
-    builderFence: row.builder_fence,
-    builderUntil: row.builder_until,
-    expiresAt: row.expires_at,
-    staleUntil: row.stale_until,
-    updatedAt: row.updated_at,
-  };
-}
-
-/** A `publications` row (migrations 0002, 0007). */
-export interface PublicationRow {
-  subject_id: string;
-  profile: string;
-  artifact_ref: string;
-  subject_version: number;
-  fence: number;
-  updated_at: number;
-}
-
-/** Row -> {@link Publication}. */
-export function publicationFromRow(row: PublicationRow): Publication {
-  return {
-    subjectId: row.subject_id,
-    profile: row.profile,
-    artifactRef: row.artifact_ref,
-    subjectVersion: row.subject_version,
-    fence: row.fence,
-    updatedAt: row.updated_at,
-  };
-}
+export type CacheEntryRow = CacheEntryRowOf<JsonValue>;
 
 /** A `request_records` row (migration 0006): `value` parsed. */
-export interface RequestRecordRow {
-  scope: string;
-  key: string;
-  request_hash: string;
-  value: JsonValue;
-  created_at: number;
-}
+export type RequestRecordRow = RequestRecordRowOf<JsonValue>;
 
-/** Row -> {@link RequestRecord}. */
-export function requestRecordFromRow(row: RequestRecordRow): RequestRecord {
-  return { scope: row.scope, key: row.key, requestHash: row.request_hash, value: row.value, createdAt: row.created_at };
-}
+/** Row -> `CacheEntry`. */
+export const cacheEntryFromRow = mapping.cacheEntryFromRow;
+/** Row -> `Publication`. */
+export const publicationFromRow = mapping.publicationFromRow;
+/** Row -> `RequestRecord`. */
+export const requestRecordFromRow = mapping.requestRecordFromRow;

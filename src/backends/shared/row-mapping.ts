@@ -1,6 +1,6 @@
 /**
  * The table rows every SQL backend shares (snake_case columns, epoch-ms integers) and their
- * mapping to the domain records of `core/model.ts`. Drivers differ only in how a JSON column
+ * mapping to the domain records of `core/model.ts` and `core/ports.ts`. Drivers differ only in how a JSON column
  * arrives — SQLite hands back TEXT, `pg` an already-parsed value — so the row types take that
  * encoding as a type parameter and {@link createRowMapping} takes the decoders; each backend
  * keeps its own decoding and this module keeps the one field-by-field mapping.
@@ -20,6 +20,7 @@ import type {
   StageRecord,
   StageStatus,
 } from '../../core/model.ts';
+import type { CacheEntry, CacheEntryStatus, Publication, RequestRecord } from '../../core/ports.ts';
 
 /**
  * A `runs` row. `Json` is how the driver returns a JSON column, `ErrorJson` an error column
@@ -100,6 +101,41 @@ export interface LedgerRowOf<Json> {
   completed_at: number;
 }
 
+/** A `cache_entries` row (its stored columns); `Json` as in {@link RunRowOf}. */
+export interface CacheEntryRowOf<Json> {
+  cache: string;
+  key: string;
+  status: CacheEntryStatus;
+  value: Json | null;
+  error: Json | null;
+  builder_owner: string | null;
+  builder_token: string | null;
+  builder_fence: number | null;
+  builder_until: number | null;
+  expires_at: number | null;
+  stale_until: number | null;
+  updated_at: number;
+}
+
+/** A `publications` row (no JSON columns, so the same for every driver). */
+export interface PublicationRow {
+  subject_id: string;
+  profile: string;
+  artifact_ref: string;
+  subject_version: number;
+  fence: number;
+  updated_at: number;
+}
+
+/** A `request_records` row; `Json` as in {@link RunRowOf}. */
+export interface RequestRecordRowOf<Json> {
+  scope: string;
+  key: string;
+  request_hash: string;
+  value: Json;
+  created_at: number;
+}
+
 /**
  * How a driver's JSON columns become domain values. Called only on non-NULL column values: SQL
  * NULL always maps to `null` without reaching a decoder.
@@ -119,6 +155,12 @@ export interface RowMapping<Json, ErrorJson> {
   jobFromRow(row: JobRowOf<ErrorJson>): Job;
   /** Row -> {@link LedgerEntry}. */
   ledgerFromRow(row: LedgerRowOf<Json>): LedgerEntry;
+  /** Row -> {@link CacheEntry}. */
+  cacheEntryFromRow(row: CacheEntryRowOf<Json>): CacheEntry;
+  /** Row -> {@link Publication} (no JSON to decode; here so every row has one home). */
+  publicationFromRow(row: PublicationRow): Publication;
+  /** Row -> {@link RequestRecord}. */
+  requestRecordFromRow(row: RequestRecordRowOf<Json>): RequestRecord;
 }
 
 /**
@@ -137,6 +179,9 @@ export function createRowMapping<Json, ErrorJson>(decode: JsonColumnDecoders<Jso
     stageFromRow: (row) => stageFromRow(row, columns),
     jobFromRow: (row) => jobFromRow(row, columns),
     ledgerFromRow: (row) => ledgerFromRow(row, columns),
+    cacheEntryFromRow: (row) => cacheEntryFromRow(row, columns),
+    publicationFromRow,
+    requestRecordFromRow: (row) => requestRecordFromRow(row, columns),
   };
 }
 
@@ -223,4 +268,37 @@ function ledgerFromRow<Json, ErrorJson>(row: LedgerRowOf<Json>, d: ColumnDecoder
     output: d.json(row.output),
     completedAt: row.completed_at,
   };
+}
+
+function cacheEntryFromRow<Json, ErrorJson>(row: CacheEntryRowOf<Json>, d: ColumnDecoders<Json, ErrorJson>): CacheEntry {
+  return {
+    cache: row.cache,
+    key: row.key,
+    status: row.status,
+    value: d.jsonOrNull(row.value),
+    // A cache entry's error is plain JSON (`{ code, message, class }`), not a StageErrorRecord column.
+    error: d.jsonOrNull(row.error),
+    builderOwner: row.builder_owner,
+    builderToken: row.builder_token,
+    builderFence: row.builder_fence,
+    builderUntil: row.builder_until,
+    expiresAt: row.expires_at,
+    staleUntil: row.stale_until,
+    updatedAt: row.updated_at,
+  };
+}
+
+function publicationFromRow(row: PublicationRow): Publication {
+  return {
+    subjectId: row.subject_id,
+    profile: row.profile,
+    artifactRef: row.artifact_ref,
+    subjectVersion: row.subject_version,
+    fence: row.fence,
+    updatedAt: row.updated_at,
+  };
+}
+
+function requestRecordFromRow<Json, ErrorJson>(row: RequestRecordRowOf<Json>, d: ColumnDecoders<Json, ErrorJson>): RequestRecord {
+  return { scope: row.scope, key: row.key, requestHash: row.request_hash, value: d.json(row.value), createdAt: row.created_at };
 }

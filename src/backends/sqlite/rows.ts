@@ -1,14 +1,13 @@
 /**
  * Row shapes as better-sqlite3 returns them (snake_case columns, JSON as TEXT, booleans as 0/1)
- * and their mapping to the domain records of `core/model.ts` and `core/ports.ts`. The run, stage,
- * job and ledger field mapping is shared with the other SQL backends
- * (`backends/shared/row-mapping.ts`); the TEXT encoding of JSON columns is this backend's own and
- * lives here, as do the mappings of cache entries, publications and request records. Nothing else
- * in the backend reads column names off a row (writes name them in their statement parameters).
+ * and their mapping to the domain records of `core/model.ts` and `core/ports.ts`. The field
+ * mapping is shared with the other SQL backends (`backends/shared/row-mapping.ts`); the TEXT
+ * encoding of JSON columns is this backend's own and lives here. Nothing else in the backend
+ * reads column names off a row (writes name them in their statement parameters).
  */
 import type { JobKind, JobState, JsonValue, StageErrorRecord } from '../../core/model.ts';
-import type { CacheEntry, CacheEntryStatus, Publication, RequestRecord } from '../../core/ports.ts';
-import { createRowMapping, type JobRowOf, type LedgerRowOf, type RunRowOf, type StageRowOf } from '../shared/row-mapping.ts';
+import { createRowMapping } from '../shared/row-mapping.ts';
+import type { CacheEntryRowOf, JobRowOf, LedgerRowOf, RequestRecordRowOf, RunRowOf, StageRowOf } from '../shared/row-mapping.ts';
 
 /** A `runs` row: JSON columns as TEXT. */
 export type RunRow = RunRowOf<string>;
@@ -92,71 +91,14 @@ export const jobFromRow = mapping.jobFromRow;
 export const ledgerFromRow = mapping.ledgerFromRow;
 
 /** A `cache_entries` row (its stored columns; see migration 0003): JSON columns as TEXT. */
-export interface CacheEntryRow {
-  cache: string;
-  key: string;
-  status: CacheEntryStatus;
-  value: string | null;
-  error: string | null;
-  builder_owner: string | null;
-  builder_token: string | null;
-  builder_fence: number | null;
-  builder_until: number | null;
-  expires_at: number | null;
-  stale_until: number | null;
-  updated_at: number;
-}
-
-/** Row -> `CacheEntry`. */
-export function cacheEntryFromRow(row: CacheEntryRow): CacheEntry {
-  return {
-    cache: row.cache,
-    key: row.key,
-    status: row.status,
-    value: row.value === null ? null : fromJson(row.value),
-    error: row.error === null ? null : fromJson(row.error),
-    builderOwner: row.builder_owner,
-    builderToken: row.builder_token,
-    builderFence: row.builder_fence,
-    builderUntil: row.builder_until,
-    expiresAt: row.expires_at,
-    staleUntil: row.stale_until,
-    updatedAt: row.updated_at,
-  };
-}
-
-/** A `publications` row (migration 0002). */
-export interface PublicationRow {
-  subject_id: string;
-  profile: string;
-  artifact_ref: string;
-  subject_version: number;
-  fence: number;
-  updated_at: number;
-}
-
-/** Row -> `Publication`. */
-export function publicationFromRow(row: PublicationRow): Publication {
-  return {
-    subjectId: row.subject_id,
-    profile: row.profile,
-    artifactRef: row.artifact_ref,
-    subjectVersion: row.subject_version,
-    fence: row.fence,
-    updatedAt: row.updated_at,
-  };
-}
+export type CacheEntryRow = CacheEntryRowOf<string>;
 
 /** A `request_records` row (migration 0003): `value` as TEXT. */
-export interface RequestRecordRow {
-  scope: string;
-  key: string;
-  request_hash: string;
-  value: string;
-  created_at: number;
-}
+export type RequestRecordRow = RequestRecordRowOf<string>;
 
+/** Row -> `CacheEntry`. */
+export const cacheEntryFromRow = mapping.cacheEntryFromRow;
+/** Row -> `Publication`. */
+export const publicationFromRow = mapping.publicationFromRow;
 /** Row -> `RequestRecord`. */
-export function requestRecordFromRow(row: RequestRecordRow): RequestRecord {
-  return { scope: row.scope, key: row.key, requestHash: row.request_hash, value: fromJson(row.value), createdAt: row.created_at };
-}
+export const requestRecordFromRow = mapping.requestRecordFromRow;

@@ -10,7 +10,8 @@ import * as J from './job-queries.ts';
 import * as P from './publication-queries.ts';
 import * as Q from './queries.ts';
 import * as R from './request-queries.ts';
-import type { CacheEntryRow, JobRow, LedgerRow, PublicationRow, RequestRecordRow, RunRow, StageRow } from './rows.ts';
+import type { PublicationRow } from '../shared/row-mapping.ts';
+import type { CacheEntryRow, JobRow, LedgerRow, RequestRecordRow, RunRow, StageRow } from './rows.ts';
 
 /** Values bound by `UPDATE_RUN_STATE`. */
 export interface RunStateParams {

@@ -76,6 +76,8 @@ export function createQrService(kiln: Kiln): QrService {
 
   /** The live (or succeeded) run of `hash`: identical requests share it; failed runs are followed by a new one. */
   const ensureRun = async (canonical: JsonValue, hash: string): Promise<Run> => {
+    // Remembered so that `GET /v1/qr/:hash` can start the render again after a failed run.
+    await kiln.rememberRequest({ scope: CONTENT_SCOPE, key: hash, requestHash: hash, value: canonical });
     let key = hash;
     for (let i = 0; ; i++) {
       const { run } = await kiln.submit(QR_PIPELINE, canonical, { idempotencyKey: key });
@@ -86,21 +88,41 @@ export function createQrService(kiln: Kiln): QrService {
     }
   };
 
-  /** Polls the publication until it appears, the run fails for good, or `waitMs` passes. */
-  const waitForImage = async (hash: string, run: Run, waitMs: number): Promise<QrAnswer> => {
-    const deadline = Date.now() + waitMs;
+  /**
+   * Polls the publication until it appears (the image), the run fails for good (throws), or
+   * the longest wait passes (null). One poller per hash serves every waiting request.
+   */
+  const pollPublished = async (hash: string, run: Run): Promise<MemoImage | null> => {
+    const deadline = Date.now() + QR_WAIT_MAX_MS;
     let intervalMs = POLL_FIRST_MS;
     for (let polls = 1; ; polls++) {
       const image = await lookup(hash);
-      if (image) return { kind: 'image', hash, image };
-      if (Date.now() >= deadline) return { kind: 'pending', hash, run };
-      await new Promise((resolve) => setTimeout(resolve, Math.min(intervalMs, Math.max(1, deadline - Date.now()))));
+      if (image) return image;
+      if (Date.now() >= deadline) return null;
+      await delay(intervalMs);
       intervalMs = Math.min(POLL_MAX_MS, intervalMs * 2);
       // The publication is the cheap read; the run is checked now and then to stop on failure.
       if (polls % 8 === 0) {
         run = (await kiln.getRun(run.id)).run;
         if (FAILED.has(run.status)) throw runFailure(run);
       }
+    }
+  };
+
+  /** Identical requests in this process share one run lookup and one poller. */
+  const runsInFlight = new Map<string, Promise<Run>>();
+  const pollers = new Map<string, Promise<MemoImage | null>>();
+
+  /** The image once published, or `pending` after `waitMs`. */
+  const waitForImage = async (hash: string, run: Run, waitMs: number): Promise<QrAnswer> => {
+    const published = coalesce(pollers, hash, () => pollPublished(hash, run));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), waitMs)));
+    try {
+      const image = await Promise.race([published, timeout]);
+      return image ? { kind: 'image', hash, image } : { kind: 'pending', hash, run };
+    } finally {
+      clearTimeout(timer);
     }
   };
 
@@ -116,9 +138,7 @@ export function createQrService(kiln: Kiln): QrService {
     const hash = qrContentHash(options);
     const image = await lookup(hash);
     if (image) return { kind: 'image', hash, image };
-    // Remembered so that `GET /v1/qr/:hash` can start the render again after a failed run.
-    await kiln.rememberRequest({ scope: CONTENT_SCOPE, key: hash, requestHash: hash, value: canonical });
-    const run = await ensureRun(canonical, hash);
+    const run = await coalesce(runsInFlight, hash, () => ensureRun(canonical, hash));
     return waitMs > 0 || run.status === 'succeeded' ? waitForImage(hash, run, waitMs) : { kind: 'pending', hash, run };
   };
 
@@ -148,6 +168,21 @@ export function createQrService(kiln: Kiln): QrService {
 }
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47];
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Shares one promise per key among concurrent callers; the next caller after it settles starts anew. */
+function coalesce<T>(inFlight: Map<string, Promise<T>>, key: string, start: () => Promise<T>): Promise<T> {
+  const running = inFlight.get(key);
+  if (running) return running;
+  const started = start().finally(() => inFlight.delete(key));
+  // Callers that stopped waiting must not leave a later rejection unhandled.
+  started.catch(() => {});
+  inFlight.set(key, started);
+  return started;
+}
 
 /** Only PNG and SVG are ever published here; the bytes say which. */
 function sniffMediaType(bytes: Uint8Array): string {
