@@ -12,17 +12,25 @@
  *            --only kiln,graphile-default,graphile-batched,pg-boss, --scenario noop,chains, --cpu-prof
  *            (profile the kiln children, print hotspots), --submit single|bulk (chains heads; the
  *            no-op pre-fill is always bulk and untimed). Writes bench/results/engine-postgres-<timestamp>.json.
+ *   qr       (a) raw renders/s (kiln's renderer, node-qrcode) vs uncached renders/s through a real
+ *            `kiln serve` over HTTP, (b) cached GET /v1/qr/:hash vs a fastify hello-world (autocannon).
+ *            Flags: --connections C (default 32), --duration S (default 10), --warmup S (default 3),
+ *            --log-level L (kiln serve, default warn), --cpu-prof (profile kiln serve's uncached phase).
+ *            Writes bench/results/qr-<timestamp>.json.
  */
 import { EngineStore, parseEngineArgs, parseEngineStore } from './engine/engine-args.ts';
 import { runEngineSuite } from './engine/engine-suite.ts';
 import { parsePgEngineArgs } from './engine-pg/pg-engine-args.ts';
 import { runPgSuite } from './engine-pg/pg-suite.ts';
+import { parseQrArgs } from './qr/qr-args.ts';
+import { runQrSuite } from './qr/qr-suite.ts';
 
 const USAGE = [
   'usage: npm run bench -- engine [--runs 2000] [--concurrency 10] [--only kiln-memory,kiln-sqlite,bullmq] [--submit single|bulk]',
   '       npm run bench -- engine --store postgres [--jobs 5000] [--chains 1000] [--concurrency 10]',
   '                               [--only kiln,kiln-prefetch,graphile-default,graphile-batched,pg-boss] [--scenario noop,chains]',
   '                               [--cpu-prof] [--submit single|bulk]',
+  '       npm run bench -- qr [--connections 32] [--duration 10] [--warmup 3] [--log-level warn] [--cpu-prof]',
 ].join('\n');
 
 /** Runs the engine suite for the chosen store; true when some system failed. */
@@ -36,10 +44,16 @@ async function runEngine(argv: readonly string[]): Promise<boolean> {
   return report.results.some((r) => 'skipped' in r && r.skipped.startsWith('failed'));
 }
 
+/** Runs the QR suite; true when some phase failed. */
+async function runQr(argv: readonly string[]): Promise<boolean> {
+  const { report } = await runQrSuite(parseQrArgs(argv));
+  return [report.raw, report.nodeQrcode, report.kilnUncached, report.kilnCached, report.fastifyHello].some((phase) => 'failed' in phase);
+}
+
 const [suite, ...rest] = process.argv.slice(2);
-if (suite === 'engine') {
+if (suite === 'engine' || suite === 'qr') {
   try {
-    if (await runEngine(rest)) process.exitCode = 1;
+    if (await (suite === 'engine' ? runEngine(rest) : runQr(rest))) process.exitCode = 1;
   } catch (err) {
     console.error((err as Error).message);
     console.error(USAGE);

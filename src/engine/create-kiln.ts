@@ -11,6 +11,7 @@ import type { JsonValue, RunStatus } from '../core/model.ts';
 import type { SubmitRunRequest } from '../core/ports.ts';
 import { noopObserver } from '../core/observer.ts';
 import type { Kiln, KilnOptions } from './kiln-types.ts';
+import type { RunEndedEvent } from './worker-deps.ts';
 import { createStagePlan } from './stage-plan.ts';
 import { createSingleFlightCache } from './single-flight-cache.ts';
 import { createWorker } from './worker.ts';
@@ -42,6 +43,30 @@ export function createKiln(options: KilnOptions): Kiln {
   const random = options.random ?? Math.random;
   const { backend, artifacts } = options;
   const plan = createStagePlan(options.pipelines, options.policies);
+  const runEndedListeners = new Set<(event: RunEndedEvent) => void>();
+  const runEnded = (event: RunEndedEvent): void => {
+    for (const listener of runEndedListeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        logger.warn({ err }, 'onRunEnded listener threw');
+      }
+    }
+  };
+  /** Sleeps `ms`, or less if a worker of this process ends the run meanwhile. */
+  const sleepUntilEnded = (runId: string, ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const wake = (event: RunEndedEvent): void => {
+        if (event.runId === runId) done();
+      };
+      const done = (): void => {
+        cancel();
+        runEndedListeners.delete(wake);
+        resolve();
+      };
+      const cancel = clock.setTimer(done, ms);
+      runEndedListeners.add(wake);
+    });
   const cache = createSingleFlightCache({ backend, clock, ids, observer, random, owner: `kiln-${ids.token().slice(0, 12)}` });
 
   /** Validates every input first (a bad one submits nothing), then submits all in one transaction. */
@@ -116,7 +141,11 @@ export function createKiln(options: KilnOptions): Kiln {
     resumeQueue: (queue) => backend.setQueuePaused(queue, false),
     drainQueue: (queue) => backend.drainQueue(queue),
 
-    createWorker: (workerOptions) => createWorker({ backend, plan, artifacts, logger, observer, clock, ids, random, cache }, workerOptions),
+    createWorker: (workerOptions) => createWorker({ backend, plan, artifacts, logger, observer, clock, ids, random, cache, runEnded }, workerOptions),
+    onRunEnded(listener) {
+      runEndedListeners.add(listener);
+      return () => void runEndedListeners.delete(listener);
+    },
     cache,
     getPublication: (subjectId, profile) => backend.getPublication(subjectId, profile),
     rememberRequest: (record) => backend.rememberRequest(record),
@@ -128,7 +157,7 @@ export function createKiln(options: KilnOptions): Kiln {
       for (;;) {
         const detail = await getRun(runId);
         if (done(detail.run.status) || clock.now() >= deadline) return detail;
-        await clock.sleep(Math.min(WAIT_POLL_MS, Math.max(1, deadline - clock.now())));
+        await sleepUntilEnded(runId, Math.min(WAIT_POLL_MS, Math.max(1, deadline - clock.now())));
       }
     },
   };

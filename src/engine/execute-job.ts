@@ -238,5 +238,6 @@ function report(
   });
   if (result.outcome === 'committed' && result.runStatus !== 'running') {
     deps.observer.runStatus(stage.pipeline.name, result.runStatus);
+    deps.runEnded?.({ runId: claimed.job.runId, pipeline: stage.pipeline.name, status: result.runStatus });
   }
 }

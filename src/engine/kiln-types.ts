@@ -9,6 +9,7 @@ import type { EngineObserver } from '../core/observer.ts';
 import type { PipelineDefinition } from '../core/pipeline/define-pipeline.ts';
 import type { StagePolicy, StagePolicyOverrides } from '../core/policy/stage-policy.ts';
 import type { SingleFlightCache } from '../core/cache.ts';
+import type { RunEndedEvent } from './worker-deps.ts';
 import type { ArtifactStore, Backend, Publication, RequestRecord, RunDetail, SubmitRunResult } from '../core/ports.ts';
 
 /** Policy overrides from `kiln.yaml`: pipeline name -> stage name -> fields. */
@@ -120,8 +121,14 @@ export interface Kiln {
   rememberRequest(record: Omit<RequestRecord, 'createdAt'>): Promise<{ created: boolean; record: RequestRecord }>;
   /** The remembered request `(scope, key)`, or null. */
   getRequest(scope: string, key: string): Promise<RequestRecord | null>;
+  /**
+   * Calls `listener` when a worker of THIS process commits a run out of `running` (succeeded,
+   * failed, dead-lettered, parked). A latency hint for waiters, like `onWake`: runs finished by
+   * other processes are not reported, so waiters also poll. Returns an unsubscribe function.
+   */
+  onRunEnded(listener: (event: RunEndedEvent) => void): () => void;
   /** Resolves when the run reaches one of `statuses` (default: any not queued/running) or `timeoutMs` passes. */
   waitForRun(runId: string, options?: { timeoutMs?: number; statuses?: readonly RunStatus[] }): Promise<RunDetail>;
 }
 
-export type { JsonValue };
+export type { JsonValue, RunEndedEvent };

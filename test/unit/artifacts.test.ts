@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
@@ -25,6 +25,8 @@ function filesUnder(dir: string): string[] {
     .map((e) => relative(dir, join(e.parentPath, e.name)))
     .sort();
 }
+
+const statMtime = (path: string): number => statSync(path).mtimeMs;
 
 async function* chunksOf(...parts: string[]): AsyncIterable<Uint8Array> {
   for (const part of parts) yield Buffer.from(part);
@@ -142,6 +144,27 @@ describe('fs artifact store', () => {
       await assert.rejects(store.get(bad), ValidationError, bad);
       assert.throws(() => store.pathOf(bad), ValidationError);
     }
+  });
+
+  test('a put after the store\'s directories were removed behind its back recreates them', async () => {
+    const store = createFsArtifactStore({ root });
+    await store.put(Buffer.from('first'));
+    rmSync(join(root, 'objects'), { recursive: true, force: true });
+    rmSync(join(root, 'tmp'), { recursive: true, force: true });
+    const ref = await store.put(Buffer.from('first'));
+    assert.deepEqual(await store.get(ref.ref), Buffer.from('first'));
+    const other = await store.put(Buffer.from('second, in a directory never made before'));
+    assert.equal(await store.has(other.ref), true);
+  });
+
+  test('putting content that is already stored intact writes nothing', async () => {
+    const store = createFsArtifactStore({ root });
+    const ref = await store.put(Buffer.from('once'));
+    const old = new Date('2020-01-01T00:00:00Z');
+    utimesSync(store.pathOf(ref.ref), old, old);
+    await store.put(Buffer.from('once'));
+    assert.deepEqual(filesUnder(join(root, 'tmp')), []);
+    assert.equal(statMtime(store.pathOf(ref.ref)), old.getTime());
   });
 
   test('empty content is a valid artifact', async () => {

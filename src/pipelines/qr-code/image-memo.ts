@@ -1,8 +1,12 @@
 /**
- * An in-process memo of rendered images by content hash, bounded in bytes (least recently used
- * goes first). Safe because a hash names its bytes forever: the renderer identity is part of the
- * hash, so a memoised image can never be stale. It spares the store and the disk on repeated
- * `GET /v1/qr/:hash`.
+ * An in-process memo of rendered images by content hash, bounded in bytes. Safe because a hash
+ * names its bytes forever: the renderer identity is part of the hash, so a memoised image can
+ * never be stale. It spares the store and the disk on repeated `GET /v1/qr/:hash`.
+ *
+ * Eviction is generational rather than strict LRU: images live in a young and an old map; a hit in
+ * the old one moves the image to the young one, and when the young map holds half the budget it
+ * becomes the old one (the previous old map is dropped). Every operation is O(1): reordering a
+ * JavaScript Map on each hit (delete + set) was measured to slow lookups down as the map grows.
  */
 
 /** A memoised image. */
@@ -17,29 +21,38 @@ export interface ImageMemo {
   set(hash: string, image: MemoImage): void;
 }
 
-/** Creates a memo holding at most `maxBytes` of images (a larger image is not kept). */
+/** Creates a memo holding at most about `maxBytes` of images (an image larger than half of it is not kept). */
 export function createImageMemo(maxBytes: number): ImageMemo {
-  // Map iteration order is insertion order: re-inserting on use makes the first key the LRU one.
-  const images = new Map<string, MemoImage>();
-  let total = 0;
+  const generationBytes = Math.floor(maxBytes / 2);
+  let young = new Map<string, MemoImage>();
+  let old = new Map<string, MemoImage>();
+  let youngBytes = 0;
+
+  const add = (hash: string, image: MemoImage): void => {
+    if (youngBytes + image.bytes.byteLength > generationBytes) {
+      old = young;
+      young = new Map();
+      youngBytes = 0;
+    }
+    young.set(hash, image);
+    youngBytes += image.bytes.byteLength;
+  };
+
   return {
     get(hash) {
-      const image = images.get(hash);
-      if (image) {
-        images.delete(hash);
-        images.set(hash, image);
+      const hot = young.get(hash);
+      if (hot) return hot;
+      const cold = old.get(hash);
+      if (cold) {
+        old.delete(hash);
+        add(hash, cold);
       }
-      return image;
+      return cold;
     },
     set(hash, image) {
-      if (image.bytes.byteLength > maxBytes || images.has(hash)) return;
-      images.set(hash, image);
-      total += image.bytes.byteLength;
-      for (const [oldest, old] of images) {
-        if (total <= maxBytes) break;
-        images.delete(oldest);
-        total -= old.bytes.byteLength;
-      }
+      if (image.bytes.byteLength > generationBytes || young.has(hash)) return;
+      old.delete(hash);
+      add(hash, image);
     },
   };
 }

@@ -6,6 +6,7 @@
  */
 import { definePipeline, type JsonValue, type StageContext } from '../../index.ts';
 import { canonicalQrRequest, qrContentHash } from './canonical.ts';
+import { createImageMemo } from './image-memo.ts';
 import { parseQrRequest } from './options.ts';
 import { renderQr } from './render.ts';
 
@@ -37,25 +38,29 @@ function parseRenderOutput(value: JsonValue | undefined): QrRenderOutput {
   return { hash: v.hash, artifact: v.artifact, mediaType: v.mediaType, bytes: v.bytes };
 }
 
+/**
+ * Images this process rendered lately, by artifact ref: the routes of the same process (`kiln
+ * serve`) answer from here instead of reading back what was just written. Immutable by ref.
+ */
+export const recentRenders = createImageMemo(16 * 1024 * 1024);
+
 /** Renders once per hash across all workers (single-flight) and stores the artifact. */
 async function render(ctx: StageContext): Promise<JsonValue> {
   const options = parseQrRequest(ctx.input, 'json');
   const hash = qrContentHash(options);
-  const { value } = await ctx.cache.getOrBuild(
+  const store = async (): Promise<{ artifact: string; mediaType: string; bytes: number }> => {
+    const image = renderQr(options);
+    const ref = await ctx.artifacts.put(image.bytes, { mediaType: image.mediaType });
+    recentRenders.set(ref.ref, { bytes: image.bytes, mediaType: image.mediaType });
+    return { artifact: ref.ref, mediaType: ref.mediaType, bytes: ref.size };
+  };
+  const { value, result } = await ctx.cache.getOrBuild(
     { cache: QR_CACHE, key: hash, ttlMs: RENDER_TTL_MS, leaseMs: RENDER_LEASE_MS, signal: ctx.signal },
-    async () => {
-      const image = renderQr(options);
-      const ref = await ctx.artifacts.put(image.bytes, { mediaType: image.mediaType });
-      // A cached artifact must still exist: content addressing makes re-putting it harmless.
-      return { artifact: ref.ref, mediaType: ref.mediaType, bytes: ref.size };
-    },
+    store,
   );
   const built = value as { artifact: string; mediaType: string; bytes: number };
-  if (!(await ctx.artifacts.has(built.artifact))) {
-    // The entry outlived its object (removed by hand or by GC): render again, same bytes.
-    const image = renderQr(options);
-    await ctx.artifacts.put(image.bytes, { mediaType: image.mediaType });
-  }
+  // A cached entry can outlive its object (removed by hand, or by GC): render again, same bytes.
+  if (result !== 'miss' && !(await ctx.artifacts.has(built.artifact))) await store();
   const output: QrRenderOutput = { hash, ...built };
   return { ...output };
 }

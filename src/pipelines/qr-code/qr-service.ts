@@ -7,7 +7,7 @@ import { ConflictError, NotFoundError, StageFailure, type JsonValue, type Kiln, 
 import { canonicalQrRequest, qrContentHash } from './canonical.ts';
 import { createImageMemo, type MemoImage } from './image-memo.ts';
 import { parseQrRequest, type QrOptions } from './options.ts';
-import { QR_PIPELINE, QR_PROFILE } from './pipeline.ts';
+import { QR_PIPELINE, QR_PROFILE, recentRenders } from './pipeline.ts';
 
 /** Default and largest `wait` of a request, ms. */
 export const QR_WAIT_DEFAULT_MS = 2_000;
@@ -68,7 +68,8 @@ export function createQrService(kiln: Kiln): QrService {
     if (memoised) return memoised;
     const publication = await kiln.getPublication(hash, QR_PROFILE);
     if (!publication) return null;
-    const bytes = await kiln.artifacts.get(publication.artifactRef);
+    const rendered = recentRenders.get(publication.artifactRef);
+    const bytes = rendered?.bytes ?? (await kiln.artifacts.get(publication.artifactRef));
     const image = { bytes, mediaType: sniffMediaType(bytes) };
     memo.set(hash, image);
     return image;
@@ -99,7 +100,7 @@ export function createQrService(kiln: Kiln): QrService {
       const image = await lookup(hash);
       if (image) return image;
       if (Date.now() >= deadline) return null;
-      await delay(intervalMs);
+      await untilRunEnds(kiln, run.id, intervalMs);
       intervalMs = Math.min(POLL_MAX_MS, intervalMs * 2);
       // The publication is the cheap read; the run is checked now and then to stop on failure.
       if (polls % 8 === 0) {
@@ -169,8 +170,19 @@ export function createQrService(kiln: Kiln): QrService {
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47];
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits `ms`, or less when a worker of this process ends the run (then the publication is there). */
+function untilRunEnds(kiln: Kiln, runId: string, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      unsubscribe();
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const unsubscribe = kiln.onRunEnded((event) => {
+      if (event.runId === runId) done();
+    });
+  });
 }
 
 /** Shares one promise per key among concurrent callers; the next caller after it settles starts anew. */
