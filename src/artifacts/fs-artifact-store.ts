@@ -15,11 +15,11 @@
  * `mediaType`; the bytes are shared by every ref with the same content.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat, utimes } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { systemClock, type Clock } from '../core/clock.ts';
 import { NotFoundError, PipelineError, ValidationError } from '../core/errors.ts';
-import type { ArtifactRef, ArtifactStore } from '../core/ports.ts';
+import type { ArtifactRef, ArtifactStore, StoredArtifact } from '../core/ports.ts';
 
 /** Options of {@link createFsArtifactStore}. */
 export interface FsArtifactStoreOptions {
@@ -88,6 +88,8 @@ export function createFsArtifactStore(options: FsArtifactStoreOptions): FsArtifa
     has: async (ref) => (await statRef(ref)) !== null,
     stat: statRef,
     collectOrphanedTemps: (olderThanMs) => collectTemps(tmpDir, clock.now() - olderThanMs),
+    list: () => listObjects(join(root, 'objects', 'sha256')),
+    remove: (ref, removeOptions) => removeObject(layout, ref, removeOptions?.notModifiedAfter),
     pathOf: (ref) => layout.objectPath(parseRef(ref)),
   };
 }
@@ -126,7 +128,12 @@ async function putBuffer(layout: Layout, data: Uint8Array, mediaType: string): P
   const sidecar: Sidecar = { size: data.byteLength, mediaType };
   const ref = { ref: `sha256:${hex}`, size: data.byteLength, mediaType };
   const target = layout.objectPath(hex);
-  if ((await statOrNull(target))?.size === sidecar.size && (await readSidecar(layout, hex))?.size === sidecar.size) return ref;
+  if ((await statOrNull(target))?.size === sidecar.size && (await readSidecar(layout, hex))?.size === sidecar.size) {
+    // A re-put counts as a fresh write for garbage collection (its grace period starts again).
+    const now = new Date();
+    await utimes(target, now, now).catch(() => undefined);
+    return ref;
+  }
   try {
     await writeBuffer(layout, data, sidecar, target);
   } catch (err) {
@@ -214,6 +221,40 @@ async function getArtifact(layout: Layout, ref: string, options: { verify?: bool
     if (actual !== hex) throw corrupt(ref, `content hashes to sha256:${actual}`);
   }
   return bytes;
+}
+
+/** Walks `objects/sha256/ab/cd/<hex>` (sidecars and stray names skipped). */
+async function* listObjects(objectsDir: string): AsyncIterable<StoredArtifact> {
+  for (const first of await readdirOrEmpty(objectsDir)) {
+    for (const second of await readdirOrEmpty(join(objectsDir, first))) {
+      const dir = join(objectsDir, first, second);
+      for (const name of await readdirOrEmpty(dir)) {
+        if (!/^[0-9a-f]{64}$/.test(name)) continue;
+        const info = await statOrNull(join(dir, name));
+        if (info) yield { ref: `sha256:${name}`, size: info.size, modifiedAt: info.mtimeMs };
+      }
+    }
+  }
+}
+
+async function readdirOrEmpty(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (err) {
+    if (isCode(err, 'ENOENT') || isCode(err, 'ENOTDIR')) return [];
+    throw err;
+  }
+}
+
+/** Unlinks the object first (it is what readers look for), then its sidecar. */
+async function removeObject(layout: Layout, ref: string, notModifiedAfter = Number.POSITIVE_INFINITY): Promise<boolean> {
+  const target = layout.objectPath(parseRef(ref));
+  const info = await statOrNull(target);
+  if (info && info.mtimeMs > notModifiedAfter) return false;
+  const existed = info !== null;
+  await rm(target, { force: true });
+  await rm(`${target}.json`, { force: true });
+  return existed;
 }
 
 /** Removes temp files last modified before `cutoffMs` (epoch ms); returns how many. */

@@ -35,6 +35,13 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, ExitCode>> = Object.freeze({
   QR_COLORS_UNREADABLE: ExitCode.usage,
   QR_SIZE_TOO_SMALL: ExitCode.usage,
   QR_SIZE_TOO_LARGE: ExitCode.usage,
+  ASSET_UNSUPPORTED_FORMAT: ExitCode.usage,
+  ASSET_UNREADABLE: ExitCode.usage,
+  ASSET_TOO_LARGE: ExitCode.usage,
+  ASSET_TOO_MANY_PIXELS: ExitCode.usage,
+  ASSET_TYPE_MISMATCH: ExitCode.usage,
+  ASSET_IMPORT_FORBIDDEN: ExitCode.usage,
+  ASSET_IMPORT_NOT_FOUND: ExitCode.usage,
   INVALID_TRANSITION: ExitCode.conflict,
   RUN_COMPENSATED: ExitCode.conflict,
   CANCELLED: ExitCode.conflict,
@@ -48,6 +55,8 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, ExitCode>> = Object.freeze({
   STAGE_TIMEOUT: ExitCode.failure,
   LEASE_EXPIRED: ExitCode.failure,
   ARTIFACT_CORRUPT: ExitCode.failure,
+  TOOL_TIMEOUT: ExitCode.failure,
+  TOOL_UNAVAILABLE: ExitCode.failure,
   INTERNAL: ExitCode.failure,
 });
 

@@ -7,7 +7,9 @@ import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { PipelineError } from '../core/errors.ts';
 import type { CliContext } from './cli-context.ts';
+import { registerAssetsCommands } from './commands/assets.ts';
 import { registerDoctorCommand } from './commands/doctor.ts';
+import { registerGcCommand } from './commands/gc.ts';
 import { registerJobsCommand } from './commands/jobs.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
 import { registerOperatorCommands } from './commands/operator-actions.ts';
@@ -43,6 +45,8 @@ export function buildProgram(ctx: CliContext): Command {
   registerMigrateCommand(program, ctx);
   registerDoctorCommand(program, ctx);
   registerQrCommand(program, ctx);
+  registerAssetsCommands(program, ctx);
+  registerGcCommand(program, ctx);
   return program;
 }
 

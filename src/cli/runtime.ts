@@ -114,6 +114,7 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
     artifacts,
     pipelines: options.pipelines,
     policies: config.policies,
+    settings: config.settings,
     logger,
     observer: metrics.observer,
   });
@@ -134,6 +135,7 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
         pollMs: config.worker.pollMs,
         reapMs: config.worker.reapMs,
         tempGraceMs: config.worker.tempGraceMs,
+        artifactGraceMs: config.worker.artifactGraceMs,
         ...crashHook((options.env ?? process.env)[CRASH_BEFORE_COMMIT_ENV]),
       }),
     close: () => (closed ??= backend.close()),

@@ -9,6 +9,7 @@ import { ConfigError, type ConfigIssue } from '../core/errors.ts';
 import type { PipelineDefinition } from '../core/pipeline/define-pipeline.ts';
 import type { PolicyOverrides } from '../engine/kiln-types.ts';
 import { readConfigFile, type ConfigFile } from './config-file.ts';
+import { resolvePipelineSettings } from './pipeline-settings.ts';
 import { resolvePolicyOverrides } from './policy-overrides.ts';
 import {
   CONFIG_DEFAULTS,
@@ -76,9 +77,11 @@ export function loadConfig(options: LoadConfigOptions): ResolvedConfig {
   const layers = [defaults, fileLayer, envLayer, flagLayer];
   const store = resolveStore(layers.map((l) => l['store']));
   if (store === null) issues.push(missingUrlIssue(file));
+  const pipelineSettings = resolvePipelineSettings(file, options.pipelines);
+  issues.push(...pipelineSettings.issues);
   if (issues.length > 0) throw new ConfigError(inFileOrder(issues, source));
   const sections = { ...mergeLayers(layers), store } as unknown as ResolvedSections;
-  return deepFreeze({ source, ...sections, policies });
+  return deepFreeze({ source, ...sections, policies, settings: pipelineSettings.settings });
 }
 
 /** `kind: postgres` in the file (env and flags select postgres only with a URL) and no URL anywhere. */

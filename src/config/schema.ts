@@ -8,6 +8,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { PolicyOverrides } from '../engine/kiln-types.ts';
 import { DEFAULT_STAGE_POLICY } from '../core/policy/stage-policy.ts';
+import type { JsonValue } from '../core/model.ts';
 import { DURATION_MESSAGE, DURATION_PATTERN } from './duration.ts';
 
 /** Log levels, most verbose first; `silent` turns logging off. */
@@ -118,6 +119,7 @@ export const PipelineConfigSchema = Type.Object(
       Type.Object(StagePolicySchema.properties, { ...strict, description: 'Applied to every stage of the pipeline; a stage entry wins over it.' }),
     ),
     stages: Type.Optional(Type.Record(Type.String(), StagePolicySchema, { description: 'Per stage name.' })),
+    settings: Type.Optional(Type.Unknown({ description: "The pipeline's own settings; checked by the pipeline at start (see its section of the README)." })),
   },
   strict,
 );
@@ -197,6 +199,11 @@ export const KilnFileSchema = Type.Object(
           reapMs: Type.Optional(Duration('Interval of the expired-lease reaper and temp sweep.', { default: 1_000, minimumMs: 1 })),
           shutdownGraceMs: Type.Optional(Duration('On stop, in-flight jobs may finish within this long.', { default: 10_000 })),
           tempGraceMs: Type.Optional(Duration('Artifact temp files older than this are collected.', { default: 3_600_000 })),
+          artifactGraceMs: Type.Optional(
+            Duration('Artifacts referenced by no publication, cache entry or live run are removed once last written longer ago than this.', {
+              default: 3_600_000,
+            }),
+          ),
         },
         { ...strict, default: {} },
       ),
@@ -233,10 +240,18 @@ export interface ResolvedConfig {
   readonly store: ResolvedStore;
   readonly artifacts: { readonly root: string };
   readonly http: { readonly host: string; readonly port: number; readonly bodyLimitBytes: number; readonly requestTimeoutMs: number };
-  readonly worker: { readonly pollMs: number; readonly reapMs: number; readonly shutdownGraceMs: number; readonly tempGraceMs: number };
+  readonly worker: {
+    readonly pollMs: number;
+    readonly reapMs: number;
+    readonly shutdownGraceMs: number;
+    readonly tempGraceMs: number;
+    readonly artifactGraceMs: number;
+  };
   readonly log: { readonly level: LogLevel };
   /** pipeline -> stage -> overrides, with a pipeline's `defaults` folded into each of its stages. */
   readonly policies: PolicyOverrides;
+  /** pipeline -> its settings as its `parseSettings` returned them (every registered pipeline that has one). */
+  readonly settings: Readonly<Record<string, JsonValue>>;
 }
 
 /** The sections of {@link ResolvedConfig} that come straight from fields (not `source`, `policies`). */

@@ -113,11 +113,11 @@ export class SchemaVersionError extends PipelineError {
 
 /** How a stage failure should be treated. */
 export const ErrorClass = {
-  /** Retry with backoff until attempts run out. */
+  /** Retry with backoff until attempts run out, then dead-letter the run (replayable). */
   transient: 'transient',
   /** Retry a few times, then park the run for an operator. */
   intervention: 'intervention',
-  /** Never retry: dead-letter at once. */
+  /** Never retry: the run ends `failed` at once (after its compensations, if any); not replayable. */
   permanent: 'permanent',
 } as const;
 export type ErrorClass = (typeof ErrorClass)[keyof typeof ErrorClass];
@@ -154,7 +154,10 @@ export class StageFailure extends PipelineError {
     return new StageFailure(ErrorClass.intervention, message, options);
   }
 
-  /** Will never succeed: dead-lettered at once. */
+  /**
+   * Will never succeed (bad input): not retried, and the run ends `failed` with this error (after
+   * the compensations of its completed stages, if any). Not replayable: submit a new run.
+   */
   static permanent(message: string, options: StageFailureOptions = {}): StageFailure {
     return new StageFailure(ErrorClass.permanent, message, options);
   }
@@ -182,6 +185,13 @@ export const ERROR_CODES = {
   QR_COLORS_UNREADABLE: { status: 422, summary: 'The QR foreground and background colors are the same (or both transparent), so no reader could see the code.' },
   QR_SIZE_TOO_SMALL: { status: 422, summary: 'The requested QR image size gives less than one pixel per module.' },
   QR_SIZE_TOO_LARGE: { status: 422, summary: 'The requested QR scale makes the image larger than the maximum size.' },
+  ASSET_UNSUPPORTED_FORMAT: { status: 415, summary: 'The asset bytes are not PNG, JPEG, WebP, GIF, AVIF, TIFF or SVG.' },
+  ASSET_UNREADABLE: { status: 422, summary: 'The asset is empty, truncated, corrupt, or an SVG that cannot be accepted safely.' },
+  ASSET_TOO_LARGE: { status: 413, summary: 'The asset has more bytes than the configured limit.' },
+  ASSET_TOO_MANY_PIXELS: { status: 422, summary: 'The asset header declares more pixels than the configured limit (decompression bomb guard).' },
+  ASSET_TYPE_MISMATCH: { status: 422, summary: 'The declared Content-Type contradicts the format sniffed from the bytes.' },
+  ASSET_IMPORT_FORBIDDEN: { status: 403, summary: 'An import: source path is empty, absolute, has .. segments or resolves outside every import root.' },
+  ASSET_IMPORT_NOT_FOUND: { status: 422, summary: 'An import: source path names no regular file under any import root.' },
   INVALID_TRANSITION: { status: 409, summary: 'The run or job is not in a state that allows this action.' },
   RUN_COMPENSATED: { status: 409, summary: 'The run was rolled back; it cannot be replayed, submit a new run.' },
   CANCELLED: { status: 409, summary: 'The run was cancelled (by an operator, or its queue was drained).' },
@@ -195,6 +205,8 @@ export const ERROR_CODES = {
   STAGE_TIMEOUT: { status: 500, summary: 'A stage handler ran past its timeoutMs and was abandoned.' },
   LEASE_EXPIRED: { status: 500, summary: 'A job lease expired on every attempt (worker crashed); attempts are exhausted.' },
   ARTIFACT_CORRUPT: { status: 500, summary: 'An artifact on disk does not match its recorded size or checksum.' },
+  TOOL_TIMEOUT: { status: 500, summary: 'An external tool ran past its timeout; its whole process group was killed. Retryable.' },
+  TOOL_UNAVAILABLE: { status: 500, summary: 'An external tool could not be started (not installed, not executable).' },
   INTERNAL: { status: 500, summary: 'An unexpected server error.' },
 } as const satisfies Record<string, { status: number; summary: string }>;
 

@@ -11,12 +11,22 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
 export const RunStatus = {
   /** Submitted; its first job waits on a queue. */
   queued: 'queued',
-  /** At least one stage job was claimed. */
+  /**
+   * At least one stage job was claimed. Also while the compensations (rollbacks) of a run that
+   * failed permanently run: `error` then says why it will end `failed`.
+   */
   running: 'running',
   succeeded: 'succeeded',
-  /** Dead-lettered and then compensated (rollbacks ran); terminal, not replayable. */
+  /**
+   * Ended for good, with `error`: a stage failed permanently (after the compensations of the
+   * completed stages, if any), or a dead-lettered run was compensated. Terminal, not replayable:
+   * submit a new run.
+   */
   failed: 'failed',
-  /** A stage job exhausted its attempts or failed permanently; replayable. */
+  /**
+   * A stage job's attempts ran out (transient errors, or its lease kept expiring), so the run may
+   * succeed when replayed: `replay` of its dead job continues from that stage.
+   */
   dead_lettered: 'dead_lettered',
   cancelled: 'cancelled',
   /** A newer version of the same subject exists; this run can never commit again. */
@@ -34,15 +44,23 @@ export const StageStatus = {
   pending: 'pending',
   running: 'running',
   succeeded: 'succeeded',
-  /** Failed for now: waiting for a retry, or parked with its run. */
+  /**
+   * Failed for now (waiting for a retry, or parked with its run), or for good (a permanent
+   * error: the run ends `failed`); `error` says why.
+   */
   failed: 'failed',
+  /** Its attempts ran out and its run is `dead_lettered`; a replay makes it `pending` again. */
   dead_lettered: 'dead_lettered',
   /** Never ran because the run ended first (cancelled, superseded). */
   skipped: 'skipped',
 } as const;
 export type StageStatus = (typeof StageStatus)[keyof typeof StageStatus];
 
-/** Progress of a completed stage's compensation, if it has a rollback handler. */
+/**
+ * Progress of a completed stage's compensation, if it has a rollback handler. `dead_lettered`:
+ * the compensation failed for good (its attempts ran out, or a permanent error); the chain of
+ * compensations stops there.
+ */
 export const RollbackStatus = { pending: 'pending', succeeded: 'succeeded', dead_lettered: 'dead_lettered' } as const;
 export type RollbackStatus = (typeof RollbackStatus)[keyof typeof RollbackStatus];
 
@@ -54,7 +72,10 @@ export const JobState = {
   leased: 'leased',
   /** Kept for an operator: `resume` makes it ready again. */
   parked: 'parked',
-  /** Dead-lettered: `replay` makes it ready again. */
+  /**
+   * Failed for good and kept for inspection (`lastError`). `replay` makes it ready again while
+   * its run is `dead_lettered`; the dead job of a run that ended `failed` is never replayed.
+   */
   dead: 'dead',
 } as const;
 export type JobState = (typeof JobState)[keyof typeof JobState];
@@ -87,7 +108,10 @@ export interface Run {
   subjectVersion: number | null;
   tenant: string | null;
   traceId: string | null;
-  /** Why the run ended badly (dead-letter, cancel reason, supersede), if it did. */
+  /**
+   * Why the run ended badly (permanent failure, dead-letter, cancel reason, supersede), if it did;
+   * also set while the compensations of a permanently failed run run.
+   */
   error: StageErrorRecord | null;
   createdAt: number;
   updatedAt: number;

@@ -5,11 +5,16 @@
 import type { ErrorClass } from './errors.ts';
 import type { RunStatus } from './model.ts';
 
-/** How one stage execution ended, as counted in `kiln_stage_executions_total{outcome}`. */
+/**
+ * How one stage execution ended, as counted in `kiln_stage_executions_total{outcome}`:
+ * `dead_lettered` when its attempts ran out (replayable), `failed` when it failed permanently
+ * (its run ends `failed`), `lease_lost`/`cancelled` when its commit was refused.
+ */
 export const StageOutcome = {
   succeeded: 'succeeded',
   retried: 'retried',
   dead_lettered: 'dead_lettered',
+  failed: 'failed',
   parked: 'parked',
   lease_lost: 'lease_lost',
   cancelled: 'cancelled',

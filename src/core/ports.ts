@@ -296,20 +296,41 @@ export interface RequestRecord {
   createdAt: number;
 }
 
-/** What to do with a failed attempt; decided by the engine from the error class and policy. */
+/**
+ * What to do with a failed attempt; decided by the engine from the error class and policy (see
+ * `decideFailure`): transient errors retry, then dead-letter; intervention errors retry, then
+ * park; permanent errors fail the run at once.
+ */
 export type FailureDecision =
   /** Job back to `ready` at `now + delayMs`; stage record `failed` with the error. */
   | { action: 'retry'; delayMs: number }
   /** Job `parked`, run `parked`, stage record `failed`; `resumeRun` continues here. */
   | { action: 'park' }
   /**
-   * Job `dead`, stage record `dead_lettered` (a rollback job: `rollbackStatus = dead_lettered`),
-   * run `dead_lettered` with the error. `rollback`, if given, is enqueued (the latest completed
-   * stage with a rollback handler) and that stage's `rollbackStatus` becomes `pending`.
+   * The attempts ran out (transient errors, or the lease kept expiring): a replay may succeed.
+   * Job `dead`, stage record `dead_lettered` with `finishedAt` (a rollback job: `rollbackStatus
+   * = dead_lettered`), run `dead_lettered` with the error, replayable by `replayJob`. `rollback`,
+   * if given, is enqueued (the latest completed stage with a rollback handler), that stage's
+   * `rollbackStatus` becomes `pending`, and the run is no longer replayable (`RUN_COMPENSATED`);
+   * the last compensation to complete ends it `failed`.
    */
-  | { action: 'dead_letter'; rollback: JobSpec | null };
+  | { action: 'dead_letter'; rollback: JobSpec | null }
+  /**
+   * A permanent error: neither another attempt nor a replay can succeed. Job `dead` (kept, with
+   * `lastError`, for inspection; `replayJob` refuses it), stage record `failed` with the error and
+   * `finishedAt` (a rollback job: `rollbackStatus = dead_lettered`), run `error` = the error.
+   * Without `rollback` the run ends `failed` (`currentStage` null, `finishedAt` now). With
+   * `rollback`, it is enqueued as for `dead_letter` and the run keeps its status (`running`) while
+   * its compensations run; the last one to complete ends it `failed`.
+   */
+  | { action: 'fail'; rollback: JobSpec | null };
 
-/** Records a failed attempt, in one transaction fenced by the lease. */
+/**
+ * Records a failed attempt, in one transaction fenced by the lease: the job's `lastError`, the
+ * stage record's error and duration (stage jobs), and the effects `decision` lists (see
+ * {@link FailureDecision}). The backend applies the decision as given and never reads the
+ * error's class: the engine decides.
+ */
 export interface FailStageRequest {
   lease: LeaseRef;
   error: StageErrorRecord;
@@ -324,6 +345,8 @@ export type CommitItem = ({ type: 'complete' } & CompleteStageRequest) | ({ type
 export interface ListRunsQuery {
   pipeline?: string;
   status?: RunStatus;
+  /** Only runs of this subject (e.g. every version of one asset). */
+  subjectId?: string;
   /** Only runs with an id lower than this (pagination). */
   before?: string;
   limit: number;
@@ -425,7 +448,9 @@ export interface Backend {
    * Commits finished attempts — completions ({@link CompleteStageRequest}) and failures
    * ({@link FailStageRequest}) — in ONE transaction (group commit). Each item is fenced by its
    * own lease and applied in order as if alone: a refused item changes nothing and does not
-   * affect the others. Results are in input order.
+   * affect the others. Results are in input order; a committed item reports its run's status
+   * after it (e.g. `failed` for a `fail` decision without rollback, `running` while compensations
+   * run, `dead_lettered` for `dead_letter` decisions).
    */
   commit(items: readonly CommitItem[]): Promise<CommitResult[]>;
 
@@ -453,9 +478,10 @@ export interface Backend {
   resumeRun(runId: string): Promise<Run>;
 
   /**
-   * Dead job -> `ready` now with `attempt = 0`; its stage record `pending`; its run `running`
-   * with `error = null`. `INVALID_TRANSITION` if the job is not dead, `RUN_COMPENSATED` if a
-   * rollback was enqueued for the run.
+   * Dead job of a `dead_lettered` run -> `ready` now with `attempt = 0`; its stage record
+   * `pending`; its run `running` with `error = null`. `INVALID_TRANSITION` if the job is not dead
+   * or its run ended `failed` (a permanent failure: submit a new run instead), `RUN_COMPENSATED`
+   * if a rollback was enqueued for the run; `NotFoundError` if unknown.
    */
   replayJob(jobId: string): Promise<Job>;
 
@@ -479,6 +505,30 @@ export interface Backend {
 
   /** The publication of `(subjectId, profile)`, or null. */
   getPublication(subjectId: string, profile: string): Promise<Publication | null>;
+
+  /** Every publication of a subject, by profile name. */
+  listPublications(subjectId: string): Promise<Publication[]>;
+
+  /**
+   * Removes the publications of a subject (every profile, or only `profiles`); returns how many.
+   * Their artifacts stay until garbage collection finds them unreferenced.
+   */
+  deletePublications(subjectId: string, profiles?: readonly string[]): Promise<number>;
+
+  /**
+   * Increments the counter `(scope, key)` in ONE transaction and returns the new value: 1 on first
+   * use, then 2, 3, ... with no value handed out twice, however many processes call at once (e.g.
+   * the version of each upload of an asset).
+   */
+  allocateVersion(scope: string, key: string): Promise<number>;
+
+  /**
+   * Every artifact ref something may still read, for garbage collection: the artifact of every
+   * publication; every `sha256:<64 hex>` string anywhere in the value of a cache entry (any
+   * status); and every such string in the input and the stage outputs of runs that may still run
+   * or be replayed (`queued`, `running`, `parked`, `dead_lettered`). Sorted, no duplicates.
+   */
+  listReferencedArtifacts(): Promise<string[]>;
 
   /**
    * Single-flight entry point, in ONE transaction on the store clock: reads `(cache, key)` and,
@@ -551,6 +601,21 @@ export interface ArtifactStore {
   has(ref: string): Promise<boolean>;
   /** Removes temp files older than `olderThanMs`; returns how many. */
   collectOrphanedTemps(olderThanMs: number): Promise<number>;
+  /** Every stored object, in no particular order, with when it was last written (epoch ms). */
+  list(): AsyncIterable<StoredArtifact>;
+  /**
+   * Removes an object and its records; false if it was not there, or (with `notModifiedAfter`)
+   * if it was written again after that time (a re-put made it live again). For garbage collection only.
+   */
+  remove(ref: string, options?: { notModifiedAfter?: number }): Promise<boolean>;
+}
+
+/** An object as {@link ArtifactStore.list} reports it. */
+export interface StoredArtifact {
+  ref: string;
+  size: number;
+  /** Last write (a re-put of the same content refreshes it), epoch ms. */
+  modifiedAt: number;
 }
 
 /** Error classes, re-exported for ports' users. */

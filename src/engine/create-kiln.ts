@@ -4,15 +4,17 @@
  */
 import { contentHash } from '../core/canonical.ts';
 import { systemClock } from '../core/clock.ts';
-import { NotFoundError, ValidationError } from '../core/errors.ts';
+import { ConfigError, NotFoundError, ValidationError } from '../core/errors.ts';
 import { createIdGenerator } from '../core/ids.ts';
 import { silentLogger } from '../core/logger.ts';
 import type { JsonValue, RunStatus } from '../core/model.ts';
+import type { PipelineDefinition } from '../core/pipeline/define-pipeline.ts';
 import type { SubmitRunRequest } from '../core/ports.ts';
 import { noopObserver } from '../core/observer.ts';
 import type { Kiln, KilnOptions } from './kiln-types.ts';
 import type { RunEndedEvent } from './worker-deps.ts';
 import { createStagePlan } from './stage-plan.ts';
+import { collectArtifacts } from './artifact-gc.ts';
 import { createSingleFlightCache } from './single-flight-cache.ts';
 import { createWorker } from './worker.ts';
 
@@ -34,6 +36,17 @@ function clampLimit(limit: number | undefined): number {
   return Math.min(Math.max(1, limit ?? DEFAULT_LIST_LIMIT), MAX_LIST_LIMIT);
 }
 
+/** Each pipeline's parsed settings; a pipeline without `parseSettings` must not be given any. */
+function parseSettings(pipelines: readonly PipelineDefinition[], raw: Readonly<Record<string, unknown>>): Map<string, JsonValue> {
+  const parsed = new Map<string, JsonValue>();
+  for (const pipeline of pipelines) {
+    const value = raw[pipeline.name];
+    if (pipeline.parseSettings) parsed.set(pipeline.name, pipeline.parseSettings(value));
+    else if (value !== undefined) throw new ConfigError([{ source: 'options', path: `settings.${pipeline.name}`, message: `pipeline ${pipeline.name} takes no settings` }]);
+  }
+  return parsed;
+}
+
 /** Creates the engine. Throws `ConfigError` if a resolved stage policy is invalid. */
 export function createKiln(options: KilnOptions): Kiln {
   const clock = options.clock ?? systemClock;
@@ -43,6 +56,7 @@ export function createKiln(options: KilnOptions): Kiln {
   const random = options.random ?? Math.random;
   const { backend, artifacts } = options;
   const plan = createStagePlan(options.pipelines, options.policies);
+  const settings = parseSettings(options.pipelines, options.settings ?? {});
   const runEndedListeners = new Set<(event: RunEndedEvent) => void>();
   const runEnded = (event: RunEndedEvent): void => {
     for (const listener of runEndedListeners) {
@@ -141,13 +155,18 @@ export function createKiln(options: KilnOptions): Kiln {
     resumeQueue: (queue) => backend.setQueuePaused(queue, false),
     drainQueue: (queue) => backend.drainQueue(queue),
 
-    createWorker: (workerOptions) => createWorker({ backend, plan, artifacts, logger, observer, clock, ids, random, cache, runEnded }, workerOptions),
+    createWorker: (workerOptions) => createWorker({ backend, plan, artifacts, logger, observer, clock, ids, random, cache, runEnded, settings }, workerOptions),
+    settingsOf: (pipeline) => settings.get(pipeline) ?? null,
     onRunEnded(listener) {
       runEndedListeners.add(listener);
       return () => void runEndedListeners.delete(listener);
     },
     cache,
+    collectArtifacts: (gcOptions) => collectArtifacts({ backend, artifacts, clock }, gcOptions),
     getPublication: (subjectId, profile) => backend.getPublication(subjectId, profile),
+    listPublications: (subjectId) => backend.listPublications(subjectId),
+    deletePublications: (subjectId, profiles) => backend.deletePublications(subjectId, profiles),
+    allocateVersion: (scope, key) => backend.allocateVersion(scope, key),
     rememberRequest: (record) => backend.rememberRequest(record),
     getRequest: (scope, key) => backend.getRequest(scope, key),
 

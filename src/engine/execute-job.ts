@@ -33,6 +33,7 @@ const OUTCOME_BY_DECISION: Record<FailureDecision['action'], StageOutcome> = {
   retry: 'retried',
   park: 'parked',
   dead_letter: 'dead_lettered',
+  fail: 'failed',
 };
 
 /** Normalises a handler's return value to JSON (undefined -> null). */
@@ -102,9 +103,13 @@ async function execute(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob): 
   }
 }
 
-/** The job kept losing its lease (it crashes workers): dead-letter it without running it again. */
+/**
+ * The job kept losing its lease (it crashes workers): dead-letter it without running it again.
+ * Its class is `transient`, not `permanent`: the job itself may be fine (a replay after fixing
+ * the workers may succeed), so the run is dead-lettered, not failed.
+ */
 async function exhausted(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob, held: HeldJob, logger: Logger): Promise<void> {
-  const error = { class: 'permanent' as const, code: 'LEASE_EXPIRED', message: `lease expired on all ${claimed.job.maxAttempts} attempts` };
+  const error = { class: 'transient' as const, code: 'LEASE_EXPIRED', message: `lease expired on all ${claimed.job.maxAttempts} attempts` };
   logger.warn({ error }, 'attempts exhausted by lease expiry; dead-lettering');
   const decision: FailureDecision = { action: 'dead_letter', rollback: rollbackSpec(deps, stage, claimed) };
   const result = await deps.commits.commit({ type: 'fail', lease: held.lease, error, durationMs: 0, decision }, leaseDeadline(held, stage));
@@ -135,6 +140,7 @@ async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: Cl
     progress: (marker) => deps.leases.progress(held, marker),
     artifacts: deps.artifacts,
     cache: deps.cache,
+    settings: deps.settings.get(job.pipeline) ?? null,
     publish: (publication) => void publish.push({ ...publication }),
     logger,
   };
@@ -210,7 +216,7 @@ function nextSpec(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob) 
   return deps.plan.nextJob(stage.pipeline.name, stage.definition.name);
 }
 
-/** The compensation to start if this job dead-letters its run. */
+/** The compensation to start if this job ends its run (dead-letters or fails it). */
 function rollbackSpec(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob) {
   // A rollback job that fails for good stops the chain: compensations are not compensated.
   if (claimed.job.kind === 'rollback') return null;

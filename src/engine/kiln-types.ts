@@ -9,6 +9,7 @@ import type { EngineObserver } from '../core/observer.ts';
 import type { PipelineDefinition } from '../core/pipeline/define-pipeline.ts';
 import type { StagePolicy, StagePolicyOverrides } from '../core/policy/stage-policy.ts';
 import type { SingleFlightCache } from '../core/cache.ts';
+import type { ArtifactGcOptions, ArtifactGcReport } from './artifact-gc.ts';
 import type { RunEndedEvent } from './worker-deps.ts';
 import type { ArtifactStore, Backend, Publication, RequestRecord, RunDetail, SubmitRunResult } from '../core/ports.ts';
 
@@ -22,6 +23,11 @@ export interface KilnOptions {
   pipelines: readonly PipelineDefinition[];
   /** Per pipeline and stage, applied over the definitions' own policies. */
   policies?: PolicyOverrides;
+  /**
+   * Raw settings per pipeline name (`pipelines.<name>.settings` of kiln.yaml), parsed by each
+   * pipeline's `parseSettings` here (so parsing must accept its own output). @default {}
+   */
+  settings?: Readonly<Record<string, unknown>>;
   logger?: Logger;
   observer?: EngineObserver;
   clock?: Clock;
@@ -51,6 +57,8 @@ export interface WorkerOptions {
   reapMs?: number;
   /** Temp files older than this are orphans the reaper removes; default 1 h. */
   tempGraceMs?: number;
+  /** The reaper removes unreferenced artifacts last written longer ago than this; default 1 h. */
+  artifactGraceMs?: number;
   /**
    * Called after a handler succeeded and before its outcome is committed. For fault-injection
    * tests (the CLI wires `KILN_CRASH_BEFORE_COMMIT=<pipeline>.<stage>` to a SIGKILL here).
@@ -96,9 +104,13 @@ export interface Kiln {
    */
   submitMany(pipeline: string, items: readonly { input: unknown; options?: SubmitOptions }[]): Promise<SubmitRunResult[]>;
   getRun(runId: string): Promise<RunDetail>;
-  listRuns(query?: { pipeline?: string; status?: RunStatus; before?: string; limit?: number }): Promise<Run[]>;
+  listRuns(query?: { pipeline?: string; status?: RunStatus; subjectId?: string; before?: string; limit?: number }): Promise<Run[]>;
   cancelRun(runId: string, reason?: string): Promise<Run>;
   resumeRun(runId: string): Promise<Run>;
+  /**
+   * Makes the dead job of a `dead_lettered` run ready again (see `Backend.replayJob`); the job of
+   * a run that failed permanently (`failed`) is refused with `INVALID_TRANSITION`.
+   */
   replayJob(jobId: string): Promise<Job>;
   getJob(jobId: string): Promise<Job>;
   listJobs(query?: { queue?: string; runId?: string; state?: Job['state']; limit?: number }): Promise<Job[]>;
@@ -110,10 +122,20 @@ export interface Kiln {
   /** Removes ready jobs of the queue and cancels their runs; returns how many. */
   drainQueue(queue: string): Promise<number>;
   createWorker(options?: WorkerOptions): Worker;
+  /** Removes (or with `dryRun` lists) artifacts nothing references any more; see artifact-gc.ts. */
+  collectArtifacts(options: ArtifactGcOptions): Promise<ArtifactGcReport>;
+  /** A pipeline's parsed settings (what its stages get as `ctx.settings`); null without `parseSettings`. */
+  settingsOf(pipeline: string): JsonValue;
   /** The single-flight cache (the same one stage handlers get as `ctx.cache`). */
   readonly cache: SingleFlightCache;
   /** The publication of `(subjectId, profile)`, or null. */
   getPublication(subjectId: string, profile: string): Promise<Publication | null>;
+  /** Every publication of a subject, by profile. */
+  listPublications(subjectId: string): Promise<Publication[]>;
+  /** Removes a subject's publications (all, or only `profiles`); returns how many. */
+  deletePublications(subjectId: string, profiles?: readonly string[]): Promise<number>;
+  /** The next value of the counter `(scope, key)`: 1, 2, 3, ... never twice (e.g. an asset's upload versions). */
+  allocateVersion(scope: string, key: string): Promise<number>;
   /**
    * Remembers a client request (`Idempotency-Key`): stores it unless `(scope, key)` exists and
    * returns the stored record either way (compare its `requestHash`).
@@ -131,4 +153,4 @@ export interface Kiln {
   waitForRun(runId: string, options?: { timeoutMs?: number; statuses?: readonly RunStatus[] }): Promise<RunDetail>;
 }
 
-export type { JsonValue, RunEndedEvent };
+export type { JsonValue, RunEndedEvent, ArtifactGcOptions, ArtifactGcReport };

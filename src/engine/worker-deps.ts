@@ -3,7 +3,7 @@ import type { SingleFlightCache } from '../core/cache.ts';
 import type { Clock } from '../core/clock.ts';
 import type { IdGenerator } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
-import type { RunStatus } from '../core/model.ts';
+import type { JsonValue, RunStatus } from '../core/model.ts';
 import type { EngineObserver } from '../core/observer.ts';
 import type { ArtifactStore, Backend } from '../core/ports.ts';
 import type { StagePlan } from './stage-plan.ts';
@@ -19,6 +19,8 @@ export interface WorkerDeps {
   ids: IdGenerator;
   random: () => number;
   cache: SingleFlightCache;
+  /** Parsed settings by pipeline name (absent: null). */
+  settings: ReadonlyMap<string, JsonValue>;
   /** Told when a commit by this worker moved a run out of `running` (an in-process hint). */
   runEnded?: (event: RunEndedEvent) => void;
 }

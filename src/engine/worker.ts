@@ -13,6 +13,7 @@ import { executeJob, type ExecutorDeps } from './execute-job.ts';
 import type { Worker, WorkerOptions } from './kiln-types.ts';
 import { createLeaseKeeper, type HeldJob } from './lease-keeper.ts';
 import { createThreadPool } from './thread-pool.ts';
+import { collectArtifacts } from './artifact-gc.ts';
 import type { WorkerDeps } from './worker-deps.ts';
 
 
@@ -22,6 +23,9 @@ const DEFAULT_TEMP_GRACE_MS = 3_600_000;
 const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 /** Orphaned temps and expired cache entries are swept on every Nth reaper tick. */
 const TEMP_SWEEP_EVERY = 60;
+/** Unreferenced artifacts are collected on every Nth reaper tick (it lists the whole store). */
+const ARTIFACT_GC_EVERY = 300;
+const DEFAULT_ARTIFACT_GRACE_MS = 3_600_000;
 /** A cache entry whose builder's lease expired this long ago is abandoned (its builder crashed). */
 const CACHE_BUILD_GRACE_MS = 60_000;
 
@@ -138,6 +142,10 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
         // Housekeeping only: an expired entry is never served, and is rebuilt on demand.
         const expired = await deps.backend.deleteExpiredCacheEntries(CACHE_BUILD_GRACE_MS);
         if (expired > 0) logger.debug({ expired }, 'expired cache entries removed');
+      }
+      if (reapTicks % ARTIFACT_GC_EVERY === 0) {
+        const gc = await collectArtifacts(deps, { graceMs: options.artifactGraceMs ?? DEFAULT_ARTIFACT_GRACE_MS });
+        if (gc.collected.length > 0) logger.info({ removed: gc.collected.length, scanned: gc.scanned }, 'unreferenced artifacts collected');
       }
     } catch (err) {
       logger.warn({ err }, 'reaper pass failed');

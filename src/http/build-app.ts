@@ -2,6 +2,7 @@
  * The HTTP API as a fastify instance, built from its dependencies and not yet listening, so tests
  * drive it with `app.inject()` and the CLI calls `listen`. It names no pipeline.
  */
+import multipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from '../core/logger.ts';
 import type { Kiln } from '../engine/kiln-types.ts';
@@ -72,6 +73,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // Before any route: the hook wraps only routes registered after it.
   installRequestDeadline(app, deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
 
+  // multipart/form-data for pipelines' upload routes (`request.file()`); file size limits are per route.
+  void app.register(multipart, { throwFileSizeLimit: true, limits: { files: 1 } });
   void app.register(healthRoutes, { kiln: deps.kiln });
   void app.register(metricsRoutes, { metrics: deps.metrics });
   void app.register(runRoutes, { kiln: deps.kiln });

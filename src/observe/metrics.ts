@@ -94,7 +94,7 @@ function createEventMetrics(registry: Registry) {
   const registers = [registry];
   const executions = new Counter({
     name: 'kiln_stage_executions_total',
-    help: 'Stage executions by how they ended (succeeded, retried, dead_lettered, parked, lease_lost, cancelled); rollbacks use stage "<stage>:rollback".',
+    help: 'Stage executions by how they ended (succeeded, retried, dead_lettered, failed, parked, lease_lost, cancelled); rollbacks use stage "<stage>:rollback".',
     labelNames: ['pipeline', 'stage', 'outcome'] as const,
     registers,
   });

@@ -97,7 +97,7 @@ export function describeBatches(harness: BackendHarness): void {
         completeItem(a1, 'b', 'one'),
         completeItem(a2, null, 'two'),
         // The same lease as the first item: that item already consumed it.
-        { type: 'fail', lease: leaseOf(a1), error: failure('permanent'), durationMs: 1, decision: { action: 'dead_letter', rollback: null } },
+        { type: 'fail', lease: leaseOf(a1), error: failure('permanent'), durationMs: 1, decision: { action: 'fail', rollback: null } },
         completeItem(a1, 'c', 'again'),
       ]);
       assert.deepEqual(results, [
@@ -140,7 +140,7 @@ export function describeBatches(harness: BackendHarness): void {
       const a = await claimOne(backend, 'demo.a');
       assert.equal(a.run.id, plain.id);
       const results = await backend.commit([
-        { type: 'fail', lease: leaseOf(b), error: failure('permanent'), durationMs: 1, decision: { action: 'dead_letter', rollback: rollbackJob('a') } },
+        { type: 'fail', lease: leaseOf(b), error: failure('transient'), durationMs: 1, decision: { action: 'dead_letter', rollback: rollbackJob('a') } },
         completeItem(a, 'b'),
       ]);
       assert.deepEqual(results, [
@@ -154,6 +154,30 @@ export function describeBatches(harness: BackendHarness): void {
       const rollback = await claimOne(backend, 'demo.a');
       assert.equal(rollback.job.kind, 'rollback');
       assert.equal((await claimOne(backend, 'demo.b')).run.id, plain.id);
+    });
+
+    test('a batch can fail one run permanently between completions of others; only that run ends failed', async ({ backend }) => {
+      for (let i = 0; i < 3; i++) await submit(backend);
+      const [x, y, z] = await claim(backend, { queue: 'demo.a', workerId: 'w1', limit: 3, leaseMs: LEASE_MS });
+      assert.ok(x && y && z);
+      const error = failure('permanent', 'BAD_INPUT');
+      const results = await backend.commit([
+        completeItem(x, 'b'),
+        { type: 'fail', lease: leaseOf(y), error, durationMs: 1, decision: { action: 'fail', rollback: null } },
+        completeItem(z, null),
+      ]);
+      assert.deepEqual(results, [
+        { outcome: 'committed', runStatus: 'running' },
+        { outcome: 'committed', runStatus: 'failed' },
+        { outcome: 'committed', runStatus: 'succeeded' },
+      ]);
+      const failed = await backend.getRun(y.run.id);
+      assert.deepEqual([failed?.run.status, failed?.run.error, failed?.stages[0]?.status], ['failed', error, 'failed']);
+      assert.deepEqual(
+        (await backend.listJobs({ runId: y.run.id, limit: 10 })).map((j) => j.state),
+        ['dead'],
+      );
+      assert.equal((await claimOne(backend, 'demo.b')).run.id, x.run.id);
     });
 
     test('twenty completions in one batch each record their stage and enqueue or end their own run', async ({ backend }) => {

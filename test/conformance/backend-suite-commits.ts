@@ -1,6 +1,6 @@
 /**
- * Conformance: lease-fenced commits — stage success, the ledger, retries, dead letters,
- * exhausted attempts and compensation.
+ * Conformance: lease-fenced commits — stage success, the ledger, retries, dead letters
+ * (replayable), permanent failures (the run ends `failed`), exhausted attempts and compensation.
  */
 import assert from 'node:assert/strict';
 import { describe } from 'node:test';
@@ -146,7 +146,7 @@ export function describeCommits(harness: BackendHarness): void {
     test('a dead_letter decision makes the job dead, its stage dead_lettered and its run dead_lettered with the error', async ({ backend }) => {
       const run = await submit(backend);
       const claimed = await claimOne(backend);
-      const error = failure('permanent', 'BAD_INPUT');
+      const error = failure('transient', 'UPSTREAM_DOWN');
       const result = await fail(backend, {
         lease: leaseOf(claimed),
         error,
@@ -161,6 +161,40 @@ export function describeCommits(harness: BackendHarness): void {
       assert.equal(detail?.stages[0]?.status, 'dead_lettered');
       assert.deepEqual(detail?.stages[0]?.error, error);
       assert.deepEqual(await claim(backend, { queue: 'demo.a', workerId: 'w1', limit: 5, leaseMs: LEASE_MS }), []);
+    });
+
+    test('a fail decision keeps the job dead, records the stage failed and ends the run failed with the error', async ({ backend, clock }) => {
+      const run = await submit(backend);
+      const claimed = await claimOne(backend);
+      await clock.advance(40);
+      const now = await backend.now();
+      const error = failure('permanent', 'ASSET_UNSUPPORTED_FORMAT');
+      const result = await fail(backend, { lease: leaseOf(claimed), error, durationMs: 40, decision: { action: 'fail', rollback: null } });
+      assert.deepEqual(result, { outcome: 'committed', runStatus: 'failed' });
+
+      const job = await backend.getJob(claimed.job.id);
+      assert.equal(job?.state, 'dead', 'kept for inspection');
+      assert.deepEqual(job?.lastError, error);
+      assert.equal(job?.leaseToken, null);
+      const detail = await backend.getRun(run.id);
+      assert.equal(detail?.run.status, 'failed');
+      assert.deepEqual(detail?.run.error, error);
+      assert.equal(detail?.run.currentStage, null);
+      assert.equal(detail?.run.finishedAt, now);
+      const [a, b] = detail?.stages ?? [];
+      assert.deepEqual([a?.status, a?.error, a?.durationMs, a?.finishedAt, a?.rollbackStatus], ['failed', error, 40, now, null]);
+      assert.equal(b?.status, 'pending', 'later stages never ran');
+      assert.deepEqual(await backend.readLedger(run.id), []);
+
+      await clock.advance(10 * LEASE_MS);
+      assert.deepEqual(await claim(backend, { queue: 'demo.a', workerId: 'w1', limit: 5, leaseMs: LEASE_MS }), [], 'not claimable');
+      assert.deepEqual(await backend.reapExpiredLeases(), { redelivered: {} });
+      assert.equal((await backend.listRuns({ status: 'failed', limit: 10 }))[0]?.id, run.id);
+      assert.deepEqual(await backend.listRuns({ status: 'dead_lettered', limit: 10 }), []);
+      await assertRejectsWith(backend.replayJob(claimed.job.id), ConflictError, 'INVALID_TRANSITION');
+      await assertRejectsWith(backend.cancelRun(run.id, 'too late'), ConflictError, 'INVALID_TRANSITION');
+      assert.equal((await backend.getJob(claimed.job.id))?.state, 'dead', 'a refused replay changes nothing');
+      assert.equal((await backend.getRun(run.id))?.run.status, 'failed');
     });
 
     test('a claim whose attempt exceeds maxAttempts after repeated lease expiry is flagged exhausted', async ({ backend, clock }) => {
@@ -193,7 +227,7 @@ export function describeCommits(harness: BackendHarness): void {
       const b = await claimOne(backend, 'demo.b');
       const result = await fail(backend, {
         lease: leaseOf(b),
-        error: failure('permanent'),
+        error: failure('transient'),
         durationMs: 1,
         decision: { action: 'dead_letter', rollback: rollbackJob('a') },
       });
@@ -228,6 +262,68 @@ export function describeCommits(harness: BackendHarness): void {
         ],
       );
       await assertRejectsWith(backend.replayJob(b.job.id), ConflictError, 'RUN_COMPENSATED');
+    });
+
+    test('a fail decision with a rollback enqueues it and keeps the run running with the error; its completion ends the run failed', async ({ backend }) => {
+      const run = await submit(backend);
+      await passStage(backend, 'a', 'b');
+      const b = await claimOne(backend, 'demo.b');
+      const error = failure('permanent', 'BAD_INPUT');
+      const result = await fail(backend, { lease: leaseOf(b), error, durationMs: 1, decision: { action: 'fail', rollback: rollbackJob('a') } });
+      assert.deepEqual(result, { outcome: 'committed', runStatus: 'running' });
+
+      let detail = await backend.getRun(run.id);
+      assert.equal(detail?.run.status, 'running', 'not ended while its compensation runs');
+      assert.deepEqual(detail?.run.error, error);
+      assert.equal(detail?.run.finishedAt, null);
+      assert.deepEqual(
+        detail?.stages.map((st) => [st.status, st.rollbackStatus]),
+        [
+          ['succeeded', 'pending'],
+          ['failed', null],
+          ['pending', null],
+        ],
+      );
+      assert.equal((await backend.getJob(b.job.id))?.state, 'dead');
+      await assertRejectsWith(backend.replayJob(b.job.id), ConflictError, 'RUN_COMPENSATED');
+
+      const compensation = await claimOne(backend, 'demo.a');
+      assert.equal(compensation.job.kind, 'rollback');
+      const done = await complete(backend, { lease: leaseOf(compensation), output: 'undone', durationMs: 1, next: null });
+      assert.deepEqual(done, { outcome: 'committed', runStatus: 'failed' });
+      detail = await backend.getRun(run.id);
+      assert.equal(detail?.run.status, 'failed');
+      assert.deepEqual(detail?.run.error, error, 'the run keeps the error that failed it');
+      assert.notEqual(detail?.run.finishedAt, null);
+      assert.equal(detail?.stages[0]?.rollbackStatus, 'succeeded');
+      await assertRejectsWith(backend.replayJob(b.job.id), ConflictError, 'RUN_COMPENSATED');
+    });
+
+    test('a fail decision on a rollback job marks that rollback dead_lettered and ends the run failed with its error', async ({ backend }) => {
+      const run = await submit(backend);
+      await passStage(backend, 'a', 'b');
+      await passStage(backend, 'b', 'c');
+      const c = await claimOne(backend, 'demo.c');
+      await fail(backend, { lease: leaseOf(c), error: failure('permanent'), durationMs: 1, decision: { action: 'fail', rollback: rollbackJob('b') } });
+      const compensation = await claimOne(backend, 'demo.b');
+      assert.equal(compensation.job.kind, 'rollback');
+      const error = failure('permanent', 'UNDO_IMPOSSIBLE');
+      const result = await fail(backend, { lease: leaseOf(compensation), error, durationMs: 1, decision: { action: 'fail', rollback: null } });
+      assert.deepEqual(result, { outcome: 'committed', runStatus: 'failed' });
+
+      const detail = await backend.getRun(run.id);
+      assert.equal(detail?.run.status, 'failed');
+      assert.deepEqual(detail?.run.error, error);
+      assert.deepEqual(
+        detail?.stages.map((st) => [st.status, st.rollbackStatus]),
+        [
+          ['succeeded', null],
+          ['succeeded', 'dead_lettered'],
+          ['failed', null],
+        ],
+      );
+      assert.equal((await backend.getJob(compensation.job.id))?.state, 'dead');
+      assert.deepEqual(await backend.listJobs({ runId: run.id, state: 'ready', limit: 10 }), []);
     });
   });
 }

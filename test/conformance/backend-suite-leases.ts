@@ -173,10 +173,11 @@ export function describeLeases(harness: BackendHarness): void {
       assert.deepEqual(await complete(backend, { lease: stale, output: 'x', durationMs: 1, next: stageJob('b') }), {
         outcome: 'lease_lost',
       });
-      const decision = { action: 'dead_letter', rollback: null } as const;
-      assert.deepEqual(await fail(backend, { lease: stale, error: failure('permanent'), durationMs: 1, decision }), {
-        outcome: 'lease_lost',
-      });
+      for (const decision of [{ action: 'dead_letter', rollback: null }, { action: 'fail', rollback: null }] as const) {
+        assert.deepEqual(await fail(backend, { lease: stale, error: failure('permanent'), durationMs: 1, decision }), {
+          outcome: 'lease_lost',
+        });
+      }
       assert.deepEqual(await backend.renewLeases([stale]), [{ status: 'lost' }]);
       assert.equal(await backend.releaseJobs([stale]), 0);
       assert.deepEqual(await snapshot(backend, first.run.id, first.job.id), before);

@@ -101,12 +101,13 @@ export function describeOperatorActions(harness: BackendHarness): void {
       await assertRejectsWith(backend.cancelRun('run_unknown', 'why'), NotFoundError, 'NOT_FOUND');
     });
 
-    test('replayJob makes a dead job ready with attempt 0 and its run running, and the run can then succeed', async ({ backend }) => {
+    test('replayJob makes the dead job of a dead-lettered run ready with attempt 0 and its run running, and the run can then succeed', async ({ backend }) => {
       const run = await submit(backend, { stages: ['a', 'b'] });
       const claimed = await claimOne(backend);
+      // Attempts that ran out on transient errors: a replay may succeed.
       await fail(backend, {
         lease: leaseOf(claimed),
-        error: failure('permanent'),
+        error: failure('transient'),
         durationMs: 1,
         decision: { action: 'dead_letter', rollback: null },
       });

@@ -4,6 +4,7 @@
  * (lease expiry is `clock.advance`, never a sleep). The parts live in `backend-suite-*.ts`.
  */
 import { describe } from 'node:test';
+import { describeAssetSupport } from './backend-suite-assets.ts';
 import { describeBatches } from './backend-suite-batches.ts';
 import { describeCache } from './backend-suite-cache.ts';
 import { describeCommits } from './backend-suite-commits.ts';
@@ -29,5 +30,6 @@ export function describeBackend(name: string, harness: BackendHarness): void {
     describeQueries(harness);
     describePublicationsAndRequests(harness);
     describeCache(harness);
+    describeAssetSupport(harness);
   });
 }

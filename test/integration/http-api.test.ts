@@ -55,7 +55,7 @@ function describeHttp({ name, skip, create: createBackend }: HttpBackendCase): v
         assert.match(String(run.finishedAt), ISO);
       }));
 
-    test('GET /v1/runs lists runs newest first and filters by status and pipeline', () =>
+    test('GET /v1/runs lists runs newest first and filters by status, pipeline and subject', () =>
       withHarness(createBackend, async (h) => {
         const first = await submit(h, { delayMs: 0 });
         const second = await submit(h, { delayMs: 0 });
@@ -64,13 +64,20 @@ function describeHttp({ name, skip, create: createBackend }: HttpBackendCase): v
           all.map((r) => r.id),
           [second.id, first.id],
         );
+        const ofSubject = await postJson(h.app, '/v1/runs', { pipeline: 'demo.sleep', input: { delayMs: 0 }, subjectId: 'asset_1', subjectVersion: 1 });
+        assert.equal(ofSubject.statusCode, 202, ofSubject.body);
+        const bySubject = (await h.app.inject({ method: 'GET', url: '/v1/runs?subjectId=asset_1' })).json<RunJson[]>();
+        assert.deepEqual(
+          bySubject.map((r) => r.id),
+          [ofSubject.json<RunJson>().id],
+        );
         const page = (await h.app.inject({ method: 'GET', url: `/v1/runs?limit=10&before=${second.id}` })).json<RunJson[]>();
         assert.deepEqual(
           page.map((r) => r.id),
           [first.id],
         );
         const queued = (await h.app.inject({ method: 'GET', url: '/v1/runs?status=queued&pipeline=demo.sleep' })).json<RunJson[]>();
-        assert.equal(queued.length, 2);
+        assert.equal(queued.length, 3);
         const none = (await h.app.inject({ method: 'GET', url: '/v1/runs?status=succeeded' })).json<RunJson[]>();
         assert.equal(none.length, 0);
         const bad = await h.app.inject({ method: 'GET', url: '/v1/runs?status=bogus' });
@@ -176,7 +183,7 @@ function describeHttp({ name, skip, create: createBackend }: HttpBackendCase): v
         assert.equal(conflict.json().code, 'INVALID_TRANSITION');
       }));
 
-    test('replay makes a dead-lettered job ready again; replaying a live job is 409 INVALID_TRANSITION', () =>
+    test('replay makes a dead-lettered job ready again; replaying a live job or the job of a failed run is 409 INVALID_TRANSITION', () =>
       withHarness(createBackend, async (h) => {
         const live = await submit(h, { delayMs: 0 });
         const liveJobs = (await h.app.inject({ method: 'GET', url: `/v1/jobs?runId=${live.id}` })).json<{ id: string; state: string }[]>();
@@ -187,8 +194,21 @@ function describeHttp({ name, skip, create: createBackend }: HttpBackendCase): v
         await h.app.inject({ method: 'POST', url: `/v1/runs/${live.id}/cancel` });
 
         h.worker.start();
-        const run = await submit(h, { delayMs: 0, failAt: 'prepare', failWith: 'permanent' });
-        const dead = await h.waitForStatus(run.id, ['dead_lettered']);
+        // A permanent failure ends the run failed; its dead job is kept but cannot be replayed.
+        const bad = await submit(h, { delayMs: 0, failAt: 'prepare', failWith: 'permanent' });
+        const failed = await h.waitForStatus(bad.id, ['failed', 'dead_lettered']);
+        assert.equal(failed.status, 'failed');
+        assert.equal(failed.error?.code, 'DEMO_FAILURE');
+        assert.equal(failed.stages[0]?.status, 'failed');
+        const [kept] = (await h.app.inject({ method: 'GET', url: `/v1/jobs?runId=${bad.id}&state=dead` })).json<{ id: string }[]>();
+        const refused = await h.app.inject({ method: 'POST', url: `/v1/jobs/${kept?.id}/replay` });
+        assert.equal(refused.statusCode, 409);
+        assert.equal(refused.json().code, 'INVALID_TRANSITION');
+
+        // Attempts that ran out on a retryable failure dead-letter the run: replayable.
+        const run = await submit(h, { delayMs: 0, failAt: 'prepare', failWith: 'retryable' });
+        const dead = await h.waitForStatus(run.id, ['dead_lettered', 'failed']);
+        assert.equal(dead.status, 'dead_lettered');
         assert.equal(dead.error?.code, 'DEMO_FAILURE');
         const jobs = (await h.app.inject({ method: 'GET', url: `/v1/jobs?runId=${run.id}&state=dead` })).json<{ id: string; leaseToken?: string }[]>();
         assert.equal(jobs.length, 1);
@@ -199,9 +219,9 @@ function describeHttp({ name, skip, create: createBackend }: HttpBackendCase): v
         assert.equal(res.json().id, jobId);
         assert.equal(res.json().state, 'ready');
         assert.equal(res.json().attempt, 0);
-        // Replayed, it fails permanently again: dead-lettered a second time, nothing lost.
-        const again = await h.waitForStatus(run.id, ['dead_lettered']);
-        assert.equal(again.stages[0]?.attempts, 2);
+        // Replayed, it runs out of attempts again: dead-lettered a second time, nothing lost.
+        const again = await h.waitForStatus(run.id, ['dead_lettered'], 10_000);
+        assert.equal(again.stages[0]?.attempts, 4);
       }));
 
     test('/metrics exposes kiln_stage_executions_total after a run, and /healthz answers ok', () =>

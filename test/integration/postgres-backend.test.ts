@@ -272,4 +272,16 @@ describe('postgres backend specifics', { skip }, () => {
     const results = await two.commit(claimed.map((cj) => ({ type: 'complete', lease: { jobId: cj.job.id, token: cj.job.leaseToken ?? '' }, output: 1, durationMs: 1, next: null })));
     assert.equal(results.filter((r) => r.outcome === 'committed').length, 500);
   });
+
+  it('sixteen concurrent allocateVersion calls on two backend instances get every value from 1 to 16 once', async () => {
+    const schema = createSchemaName();
+    const one = await open({ schema });
+    const two = await open({ schema });
+    await one.migrate();
+    const versions = await Promise.all(Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? one : two).allocateVersion('assets', 'race')));
+    assert.deepEqual(
+      versions.sort((a, b) => a - b),
+      Array.from({ length: 16 }, (_, i) => i + 1),
+    );
+  });
 });

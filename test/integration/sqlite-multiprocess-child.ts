@@ -3,7 +3,8 @@
  * prints `ready`, waits for `go` on stdin (so siblings start together), then either migrates
  * (`migrate <db>`), claims and completes jobs of one queue until none is left
  * (`work <db> <queue> <workerId>`), or races for cache entries `key-0..key-<n-1>` of one cache
- * and completes the builds it is given (`cache <db> <cache> <workerId> <n>`).
+ * and completes the builds it is given (`cache <db> <cache> <workerId> <n>`), or allocates n
+ * versions of one counter (`versions <db> <scope> <workerId> <n>`).
  * Prints one JSON line with what it did.
  */
 import { once } from 'node:events';
@@ -13,7 +14,7 @@ import { PipelineError } from '../../src/core/errors.ts';
 import type { Backend, CommitItem } from '../../src/core/ports.ts';
 
 const [mode, dbPath, queue = '', workerId = '', keyCount = '0'] = process.argv.slice(2);
-if (dbPath === undefined) throw new Error('usage: sqlite-multiprocess-child.ts migrate|work|cache <db> [queue|cache workerId [keys]]');
+if (dbPath === undefined) throw new Error('usage: sqlite-multiprocess-child.ts migrate|work|cache|versions <db> [queue|cache|scope workerId [n]]');
 
 async function waitForGo(): Promise<void> {
   const lines = createInterface({ input: process.stdin });
@@ -86,11 +87,20 @@ async function hammerCache(backend: Backend): Promise<Build[]> {
   return builds;
 }
 
+/** Allocates `keyCount` versions of the counter `(queue, 'shared')`, one call at a time. */
+async function allocateVersions(backend: Backend): Promise<number[]> {
+  const versions: number[] = [];
+  for (let i = 0; i < Number(keyCount); i++) versions.push(await retrying(() => backend.allocateVersion(queue, 'shared')));
+  return versions;
+}
+
 const backend = createSqliteBackend({ path: dbPath });
 try {
   await waitForGo();
   if (mode === 'migrate') {
     process.stdout.write(`${JSON.stringify(await backend.migrate())}\n`);
+  } else if (mode === 'versions') {
+    process.stdout.write(`${JSON.stringify({ workerId, versions: await allocateVersions(backend) })}\n`);
   } else if (mode === 'cache') {
     process.stdout.write(`${JSON.stringify({ workerId, builds: await hammerCache(backend) })}\n`);
   } else {

@@ -1,7 +1,7 @@
 /**
  * Several processes sharing one SQLite file, as `kiln serve` and `kiln worker` processes do:
- * concurrent migrations apply once, concurrent claimers never take a job twice, and concurrent
- * cache callers build each entry once (single-flight).
+ * concurrent migrations apply once, concurrent claimers never take a job twice, concurrent
+ * cache callers build each entry once (single-flight), and version counters never repeat.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -142,6 +142,22 @@ describe('sqlite backend shared by several processes', () => {
         assert.equal(entry?.status, 'ready');
         assert.deepEqual(entry?.value, { builder: build.workerId }, `${build.key} holds the value of the process that built it`);
       }
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('three processes allocating versions of one counter at once get every value from 1 to 150 exactly once', async () => {
+    const path = join(dir, 'versions.db');
+    const backend = createSqliteBackend({ path });
+    try {
+      await backend.migrate();
+      const children = await startTogether([1, 2, 3].map((i) => ['versions', path, 'assets', `uploader-${i}`, '50']));
+      const reports = (await Promise.all(children.map(finish))) as { versions: number[] }[];
+      for (const { versions } of reports) assert.deepEqual(versions, [...versions].sort((a, b) => a - b), 'each process sees its values rise');
+      const all = reports.flatMap((r) => r.versions).sort((a, b) => a - b);
+      assert.deepEqual(all, Array.from({ length: 150 }, (_, i) => i + 1));
+      assert.equal(await backend.allocateVersion('assets', 'shared'), 151);
     } finally {
       await backend.close();
     }

@@ -93,6 +93,13 @@ describe('sqlite schema and statements', () => {
     for (const status of Object.values(RunStatus)) assert.deepEqual(await backend.listRuns({ status, limit: 5 }), []);
   });
 
+  it('listRuns by subject walks runs_subject_id within the subject, never the whole runs table', () => {
+    raw = new Database(path, { readonly: true });
+    const plan = planOf(raw, Q.LIST_RUNS_OF_SUBJECT);
+    assert.ok(plan.some((step) => step.includes('runs_subject_id')), plan.join('; '));
+    for (const step of plan) assert.doesNotMatch(step, /^SCAN runs\b/);
+  });
+
   it('the raw job row decoder reads every column of jobs, in the order JOB_COLUMNS names them', async () => {
     await submit(backend, { tenant: 't1', traceId: 'trace-1' });
     raw = new Database(path, { readonly: true });

@@ -49,6 +49,8 @@ const unusedArtifacts: ArtifactStore = {
   get: () => Promise.reject(new Error('artifacts not used in engine tests')),
   has: () => Promise.resolve(false),
   collectOrphanedTemps: () => Promise.resolve(0),
+  list: async function* () {},
+  remove: () => Promise.resolve(false),
 };
 
 /** A kiln over a memory backend and a fake clock. */

@@ -26,6 +26,12 @@ function filesUnder(dir: string): string[] {
     .sort();
 }
 
+async function listAll(store: { list(): AsyncIterable<{ ref: string; size: number; modifiedAt: number }> }) {
+  const all = [];
+  for await (const o of store.list()) all.push(o);
+  return all;
+}
+
 const statMtime = (path: string): number => statSync(path).mtimeMs;
 
 async function* chunksOf(...parts: string[]): AsyncIterable<Uint8Array> {
@@ -157,14 +163,30 @@ describe('fs artifact store', () => {
     assert.equal(await store.has(other.ref), true);
   });
 
-  test('putting content that is already stored intact writes nothing', async () => {
+  test('putting content that is already stored intact rewrites nothing but refreshes its modification time', async () => {
     const store = createFsArtifactStore({ root });
     const ref = await store.put(Buffer.from('once'));
+    const inode = statSync(store.pathOf(ref.ref)).ino;
     const old = new Date('2020-01-01T00:00:00Z');
     utimesSync(store.pathOf(ref.ref), old, old);
     await store.put(Buffer.from('once'));
     assert.deepEqual(filesUnder(join(root, 'tmp')), []);
-    assert.equal(statMtime(store.pathOf(ref.ref)), old.getTime());
+    assert.equal(statSync(store.pathOf(ref.ref)).ino, inode);
+    assert.ok(statMtime(store.pathOf(ref.ref)) > old.getTime());
+  });
+
+  test('list reports every stored object once with its size; remove deletes object and sidecar', async () => {
+    const store = createFsArtifactStore({ root });
+    assert.deepEqual(await listAll(store), []);
+    const a = await store.put(Buffer.from('aaa'));
+    const b = await store.put(Buffer.from('bbbbb'));
+    await store.put(Buffer.from('aaa'));
+    assert.deepEqual((await listAll(store)).map((o) => [o.ref, o.size]).sort(), [[a.ref, 3], [b.ref, 5]].sort());
+    assert.equal(await store.remove(a.ref), true);
+    assert.equal(await store.remove(a.ref), false);
+    assert.equal(await store.has(a.ref), false);
+    assert.deepEqual((await listAll(store)).map((o) => o.ref), [b.ref]);
+    assert.deepEqual(filesUnder(join(root, 'objects')).filter((f) => f.includes(a.ref.slice(7))), []);
   });
 
   test('empty content is a valid artifact', async () => {

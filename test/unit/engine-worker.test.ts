@@ -38,9 +38,16 @@ describe('engine worker on the memory backend', () => {
     assert.equal(h.recorded.executions.filter((e) => e.outcome === 'succeeded').length, 3);
   });
 
-  it('retries a retryable failure after its backoff and dead-letters when attempts run out', async () => {
+  it('retries a retryable failure after its backoff, dead-letters when attempts run out, and succeeds when replayed', async () => {
     let calls = 0;
-    const p = threeStages('t.retry', { b: () => { calls++; throw new Error('flaky'); } });
+    let down = true;
+    const p = threeStages('t.retry', {
+      b: () => {
+        calls++;
+        if (down) throw new Error('flaky');
+        return 'b';
+      },
+    });
     const h = await createEngineHarness([p], { 't.retry': { b: { maxAttempts: 3 } } });
     const { run } = await h.kiln.submit('t.retry', {});
     const worker = h.kiln.createWorker();
@@ -59,9 +66,19 @@ describe('engine worker on the memory backend', () => {
     assert.equal(detail.run.error?.code, 'STAGE_FAILED');
     const outcomes = h.recorded.executions.filter((e) => e.stage === 'b').map((e) => e.outcome);
     assert.deepEqual(outcomes, ['retried', 'retried', 'dead_lettered']);
+
+    down = false;
+    const [dead] = await h.kiln.listJobs({ runId: run.id, state: 'dead' });
+    await h.kiln.replayJob(dead?.id ?? '');
+    await worker.runOnce(); // b, replayed
+    await worker.runOnce(); // c
+    const replayed = await h.kiln.getRun(run.id);
+    assert.equal(replayed.run.status, 'succeeded');
+    assert.equal(replayed.run.error, null);
+    assert.equal(calls, 4);
   });
 
-  it('dead-letters a permanent failure at once, without retrying', async () => {
+  it('fails the run at once on a permanent failure, without retrying, and refuses to replay it', async () => {
     let calls = 0;
     const p = threeStages('t.perm', { a: () => { calls++; throw StageFailure.permanent('bad input', { code: 'BAD' }); } });
     const h = await createEngineHarness([p]);
@@ -71,9 +88,36 @@ describe('engine worker on the memory backend', () => {
     await h.clock.advance(120_000);
     assert.equal(await worker.runOnce(), 0);
     const detail = await h.kiln.getRun(run.id);
+    const error = { class: 'permanent', code: 'BAD', message: 'bad input' };
     assert.equal(calls, 1);
+    assert.equal(detail.run.status, 'failed');
+    assert.deepEqual(detail.run.error, error);
+    assert.deepEqual([detail.stages[0]?.status, detail.stages[0]?.error], ['failed', error]);
+    assert.deepEqual(h.recorded.executions.map((e) => [e.outcome, e.errorClass]), [['failed', 'permanent']]);
+    assert.deepEqual(h.recorded.runStatuses.map((r) => r.status), ['queued', 'failed']);
+    const [dead] = await h.kiln.listJobs({ runId: run.id, state: 'dead' });
+    assert.ok(dead, 'the job is kept for inspection');
+    await assert.rejects(() => h.kiln.replayJob(dead.id), { code: 'INVALID_TRANSITION' });
+    assert.equal(calls, 1);
+  });
+
+  it('dead-letters a job whose lease expired on every attempt with a transient LEASE_EXPIRED, replayable', async () => {
+    const p = threeStages('t.lease');
+    const h = await createEngineHarness([p], { 't.lease': { a: { maxAttempts: 2 } } });
+    const { run } = await h.kiln.submit('t.lease', {});
+    // Workers that claim and then die: nothing renews their leases.
+    for (let i = 0; i < 2; i++) {
+      await h.backend.claimJobs([{ queue: 't.lease.a', workerId: `crashed-${i}`, limit: 1, leaseMs: 1_000 }]);
+      await h.clock.advance(1_000);
+    }
+    const worker = h.kiln.createWorker();
+    assert.equal(await worker.runOnce(), 1);
+    const detail = await h.kiln.getRun(run.id);
     assert.equal(detail.run.status, 'dead_lettered');
-    assert.deepEqual(detail.run.error, { class: 'permanent', code: 'BAD', message: 'bad input' });
+    assert.deepEqual(detail.run.error, { class: 'transient', code: 'LEASE_EXPIRED', message: 'lease expired on all 2 attempts' });
+    assert.equal(h.recorded.executions.at(-1)?.outcome, 'dead_lettered');
+    const [dead] = await h.kiln.listJobs({ runId: run.id, state: 'dead' });
+    assert.equal((await h.kiln.replayJob(dead?.id ?? '')).state, 'ready');
   });
 
   it('parks a run after repeated intervention errors and resumes it in place, keeping completed stages', async () => {
@@ -166,7 +210,7 @@ describe('engine worker on the memory backend', () => {
     await worker.stop(0);
   });
 
-  it('runs rollbacks of completed stages in reverse order when a run is dead-lettered', async () => {
+  it('runs rollbacks of completed stages in reverse order when a stage fails permanently, then ends the run failed', async () => {
     const order: string[] = [];
     const p = threeStages(
       't.rollback',
@@ -180,6 +224,10 @@ describe('engine worker on the memory backend', () => {
     const detail = await h.kiln.getRun(run.id);
     assert.deepEqual(order, ['undo b', 'undo a']);
     assert.equal(detail.run.status, 'failed');
+    assert.equal(detail.run.error?.message, 'boom');
+    assert.equal(detail.stages[2]?.status, 'failed');
+    // The run was `running` while compensating: waiters see it end once, `failed`.
+    assert.deepEqual(h.recorded.runStatuses.map((r) => r.status), ['queued', 'failed']);
     assert.deepEqual(detail.stages.map((s) => s.rollbackStatus), ['succeeded', 'succeeded', null]);
     const dead = await h.kiln.listJobs({ runId: run.id, state: 'dead' });
     assert.equal(dead.length, 1);

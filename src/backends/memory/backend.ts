@@ -18,11 +18,13 @@ import {
 import { commit } from './commits.ts';
 import { claimJobs, reapExpiredLeases, releaseJobs, renewLeases } from './leases.ts';
 import { cancelRun, drainQueue, replayJob, resumeRun, setQueuePaused } from './operator-actions.ts';
-import { getPublication } from './publications.ts';
+import { deletePublications, getPublication, listPublications } from './publications.ts';
 import { getRun, getJob, listJobs, listRuns, queueStats, readLedger } from './queries.ts';
+import { listReferencedArtifacts } from './referenced-artifacts.ts';
 import { getRequest, rememberRequest } from './request-records.ts';
 import { MemoryStore } from './store.ts';
 import { submitRuns } from './submit-runs.ts';
+import { allocateVersion } from './version-counters.ts';
 
 /** The memory store has no schema; one version keeps `migrate` honest about being idempotent. */
 const SCHEMA_VERSION = 1;
@@ -90,6 +92,10 @@ export function buildMemoryBackend(deps: MemoryBackendDeps): Backend {
     queueStats: () => run(() => queueStats(store)),
     readLedger: (runId) => run(() => readLedger(store, runId)),
     getPublication: (subjectId, profile) => run(() => getPublication(store, subjectId, profile)),
+    listPublications: (subjectId) => run(() => listPublications(store, subjectId)),
+    deletePublications: (subjectId, profiles) => run(() => deletePublications(store, subjectId, profiles)),
+    allocateVersion: (scope, key) => run(() => allocateVersion(store, scope, key)),
+    listReferencedArtifacts: () => run(() => listReferencedArtifacts(store)),
     acquireCacheEntry: (request) => run(() => acquireCacheEntry(store, request)),
     getCacheEntry: (cache, key) => run(() => getCacheEntry(store, cache, key)),
     completeCacheEntry: (request) => run(() => completeCacheEntry(store, request)),

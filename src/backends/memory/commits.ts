@@ -89,10 +89,18 @@ function applyPark(job: Job, record: StageRecord, run: Run): void {
   if (canTransition(run.status, RunStatus.parked)) run.status = RunStatus.parked;
 }
 
+/** The job, its stage record and its run as one failed attempt found them. */
+interface FailedAttempt {
+  job: Job;
+  record: StageRecord;
+  run: Run;
+  error: StageErrorRecord;
+}
+
 /** Job dead, stage and run dead-lettered, optional compensation enqueued. */
 function applyDeadLetter(
   store: MemoryStore,
-  ctx: { job: Job; record: StageRecord; run: Run; error: StageErrorRecord },
+  ctx: FailedAttempt,
   rollback: JobSpec | null,
   now: number,
 ): void {
@@ -107,6 +115,30 @@ function applyDeadLetter(
   run.status = RunStatus.dead_lettered;
   run.error = error;
   if (rollback !== null) enqueueRollback(store, run, rollback, now);
+}
+
+/**
+ * A permanent failure: job dead (kept for inspection), stage record failed for good; the run
+ * ends `failed`, or keeps its status while the compensation given runs (the last compensation
+ * ends it `failed`).
+ */
+function applyFail(store: MemoryStore, ctx: FailedAttempt, rollback: JobSpec | null, now: number): void {
+  const { job, record, run, error } = ctx;
+  job.state = JobState.dead;
+  if (job.kind === JobKind.stage) {
+    record.status = StageStatus.failed;
+    record.finishedAt = now;
+  } else {
+    record.rollbackStatus = RollbackStatus.dead_lettered;
+  }
+  run.error = error;
+  if (rollback !== null) {
+    enqueueRollback(store, run, rollback, now);
+    return;
+  }
+  run.status = RunStatus.failed;
+  run.currentStage = null;
+  run.finishedAt = now;
 }
 
 /** Records a failed attempt and applies the engine's decision. */
@@ -128,6 +160,7 @@ function failStage(store: MemoryStore, request: FailStageRequest, now: number): 
   const decision: FailureDecision = request.decision;
   if (decision.action === 'retry') applyRetry(store, job, record, decision.delayMs, now);
   else if (decision.action === 'park') applyPark(job, record, run);
+  else if (decision.action === 'fail') applyFail(store, { job, record, run, error }, decision.rollback, now);
   else applyDeadLetter(store, { job, record, run, error }, decision.rollback, now);
   run.updatedAt = now;
   return { outcome: 'committed', runStatus: run.status };

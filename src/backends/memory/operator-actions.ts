@@ -5,7 +5,7 @@
 import { ConflictError, ErrorClass, NotFoundError } from '../../core/errors.ts';
 import type { Job, Run, StageErrorRecord } from '../../core/model.ts';
 import { JobKind, JobState, RunStatus, StageStatus } from '../../core/model.ts';
-import { assertTransition, isTerminal } from '../../core/run/transitions.ts';
+import { assertReplayable, assertTransition, isTerminal } from '../../core/run/transitions.ts';
 import type { MemoryStore } from './store.ts';
 
 /** The error a cancelled run carries. */
@@ -50,7 +50,10 @@ export function resumeRun(store: MemoryStore, runId: string): Run {
   return run;
 }
 
-/** Dead job -> ready now with `attempt = 0`; its run `running` again with no error. */
+/**
+ * Dead job of a dead-lettered run -> ready now with `attempt = 0`; its run `running` again with
+ * no error. A run that failed permanently or was compensated is not replayed.
+ */
 export function replayJob(store: MemoryStore, jobId: string): Job {
   const now = store.clock.now();
   const job = store.jobs.get(jobId);
@@ -66,7 +69,7 @@ export function replayJob(store: MemoryStore, jobId: string): Job {
       details: { runId: run.id, jobId: job.id },
     });
   }
-  assertTransition(run.id, run.status, RunStatus.running);
+  assertReplayable(run.id, run.status, job.id);
   restartJob(store, job, run, now);
   run.error = null;
   run.finishedAt = null;

@@ -53,3 +53,25 @@ export function applyPublications(
 export function getPublication(store: MemoryStore, subjectId: string, profile: string): Publication | null {
   return store.publications.get(publicationId(subjectId, profile)) ?? null;
 }
+
+/** Every publication of `subjectId`, by profile name. */
+export function listPublications(store: MemoryStore, subjectId: string): Publication[] {
+  return [...store.publications.values()]
+    .filter((p) => p.subjectId === subjectId)
+    .sort((a, b) => (a.profile < b.profile ? -1 : a.profile > b.profile ? 1 : 0));
+}
+
+/**
+ * Removes the publications of `subjectId` (every profile, or only those in `profiles`: an empty
+ * list removes none); returns how many were removed.
+ */
+export function deletePublications(store: MemoryStore, subjectId: string, profiles?: readonly string[]): number {
+  const only = profiles === undefined ? undefined : new Set(profiles);
+  let removed = 0;
+  for (const [id, stored] of store.publications) {
+    if (stored.subjectId !== subjectId || (only !== undefined && !only.has(stored.profile))) continue;
+    store.publications.delete(id);
+    removed += 1;
+  }
+  return removed;
+}

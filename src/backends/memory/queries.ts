@@ -32,6 +32,7 @@ export function listRuns(store: MemoryStore, query: ListRunsQuery): Run[] {
       (r) =>
         (query.pipeline === undefined || r.pipeline === query.pipeline) &&
         (query.status === undefined || r.status === query.status) &&
+        (query.subjectId === undefined || r.subjectId === query.subjectId) &&
         (before === undefined || r.id < before),
     )
     .sort((a, b) => compareIds(b.id, a.id))

@@ -43,6 +43,8 @@ export class MemoryStore {
   readonly publications = new Map<string, Publication>();
   /** `<scope>\0<key>` -> remembered client request. */
   readonly requestRecords = new Map<string, RequestRecord>();
+  /** `<scope>\0<key>` -> the last value `allocateVersion` handed out. */
+  readonly versionCounters = new Map<string, number>();
   /** Queues ever paused or resumed by an operator, with their current flag. */
   readonly queuePaused = new Map<string, boolean>();
   /** Queues to wake once the current operation has finished. */

@@ -23,10 +23,23 @@ import { mapError } from './errors.ts';
 import { reapExpiredLeases, releaseJobs, renewLeases } from './leases.ts';
 import { applyMigrations, assertKnownVersion, latestSchemaVersion, readSchemaVersion, schemaVersionInfo } from './migrate.ts';
 import { cancelRun, drainQueue, replayJob, resumeRun, setQueuePaused } from './operator.ts';
-import { getJob, getPublication, getRun, listJobs, listRuns, queueStats, readLedger, storeNow } from './reads.ts';
+import { deletePublications } from './publications.ts';
+import {
+  getJob,
+  getPublication,
+  getRun,
+  listJobs,
+  listPublications,
+  listReferencedArtifacts,
+  listRuns,
+  queueStats,
+  readLedger,
+  storeNow,
+} from './reads.ts';
 import { getRequest, rememberRequest } from './request-records.ts';
 import { buildStatements } from './statements.ts';
 import { submitRuns } from './submit-runs.ts';
+import { allocateVersion } from './version-counters.ts';
 import type { WakeHub } from './wake-hub.ts';
 
 /** Where a backend's time comes from. */
@@ -122,6 +135,10 @@ export function buildPostgresBackend(deps: PostgresBackendDeps): PostgresBackend
     queueStats: op(() => queueStats(ctx)),
     readLedger: op((runId) => readLedger(ctx, runId)),
     getPublication: op((subjectId, profile) => getPublication(ctx, subjectId, profile)),
+    listPublications: op((subjectId) => listPublications(ctx, subjectId)),
+    deletePublications: op((subjectId, profiles) => deletePublications(ctx, subjectId, profiles)),
+    allocateVersion: op((scope, key) => allocateVersion(ctx, scope, key)),
+    listReferencedArtifacts: op(() => listReferencedArtifacts(ctx)),
     acquireCacheEntry: op((request) => acquireCacheEntry(ctx, request)),
     getCacheEntry: op((cache, key) => getCacheEntry(ctx, cache, key)),
     completeCacheEntry: op((request) => completeCacheEntry(ctx, request)),

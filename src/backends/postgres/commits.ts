@@ -2,8 +2,8 @@
  * `commit`: a batch of completions and failures applied in order in ONE transaction, each fenced
  * by its own lease, by one call of the `commit_batch_with_publications` function (migration 0007,
  * formerly `commit_batch` of 0004: completions of distinct runs set-wise, anything else by
- * `commit_items` of 0003, item by item; each committed completion's publications by
- * compare-and-set). This side turns the items into that
+ * `commit_items` of 0003, item by item, failures by `fail_item` as replaced in 0009; each
+ * committed completion's publications by compare-and-set). This side turns the items into that
  * function's JSON input — the ids of jobs to enqueue, their idempotency keys (built by
  * core/keys.ts, the run id left as a placeholder the function fills in), the publications — and
  * maps the outcomes back.
@@ -66,7 +66,8 @@ function itemJson(ctx: PgContext, item: CommitItem): Record<string, unknown> {
     error: errorJsonText(item.error),
     action: decision.action,
     delay_ms: decision.action === 'retry' ? Math.max(0, Math.round(decision.delayMs)) : null,
-    ...enqueueFields(ctx, decision.action === 'dead_letter' ? decision.rollback : null),
+    // dead_letter and fail (migration 0009) may start a compensation.
+    ...enqueueFields(ctx, decision.action === 'dead_letter' || decision.action === 'fail' ? decision.rollback : null),
   };
 }
 

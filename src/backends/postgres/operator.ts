@@ -6,7 +6,7 @@
 import type pg from 'pg';
 import { ConflictError, NotFoundError } from '../../core/errors.ts';
 import type { Job, Run } from '../../core/model.ts';
-import { assertTransition, isTerminal } from '../../core/run/transitions.ts';
+import { assertReplayable, assertTransition, isTerminal } from '../../core/run/transitions.ts';
 import type { PgContext } from './context.ts';
 import { inTransaction, queryRows } from './database.ts';
 import { jobFromRow, runFromRow, type JobRow, type RunRow } from './rows.ts';
@@ -73,7 +73,7 @@ async function checkReplayable(ctx: PgContext, client: pg.PoolClient, job: JobRo
       details: { runId: run.id, jobId: job.id },
     });
   }
-  assertTransition(run.id, run.status, 'running');
+  assertReplayable(run.id, run.status, job.id);
   // A live job with the same key would make this one a duplicate; the unique index forbids it.
   const [other] = await queryRows<{ found: boolean }>(client, ctx.sql.selectOtherLiveJobWithKey, [job.run_id, job.idempotency_key, job.id]);
   if (other?.found) {
@@ -83,7 +83,10 @@ async function checkReplayable(ctx: PgContext, client: pg.PoolClient, job: JobRo
   }
 }
 
-/** Dead job -> ready now with `attempt = 0`; its stage record `pending`; its run `running`. */
+/**
+ * Dead job of a dead-lettered run -> ready now with `attempt = 0`; its stage record `pending`;
+ * its run `running`. A run that failed permanently or was compensated is not replayed.
+ */
 export async function replayJob(ctx: PgContext, jobId: string): Promise<Job> {
   const restarted = await inTransaction(ctx.pool, async (client) => {
     const [job] = await queryRows<JobRow>(client, ctx.sql.lockJob, [jobId]);

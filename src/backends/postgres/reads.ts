@@ -1,9 +1,10 @@
 /**
- * Read-only queries: runs, jobs, queue stats, ledger, publications, the clock. Each is one statement, so a run
- * and its stage records come from the same snapshot.
+ * Read-only queries: runs, jobs, queue stats, ledger, publications, referenced artifacts, the
+ * clock. Each is one statement, so a run and its stage records come from the same snapshot.
  */
 import type { Job, LedgerEntry, QueueStats, Run } from '../../core/model.ts';
 import type { ListJobsQuery, ListRunsQuery, Publication, RunDetail } from '../../core/ports.ts';
+import { ARTIFACT_REF_PATTERN } from '../shared/artifact-refs.ts';
 import type { PgContext } from './context.ts';
 import { queryAdHoc, queryRows } from './database.ts';
 import { quoteIdentifier } from './identifiers.ts';
@@ -49,6 +50,8 @@ export async function listRuns(ctx: PgContext, query: ListRunsQuery): Promise<Ru
   const { where, values } = whereOf([
     ['pipeline', '=', query.pipeline],
     ['status', '=', query.status],
+    // With a subject, the planner walks runs_subject_id (0008) within it, newest first.
+    ['subject_id', '=', query.subjectId],
     ['id', '<', query.before],
   ]);
   const text = `SELECT * FROM ${quoteIdentifier(ctx.schema)}.runs ${where} ORDER BY id DESC LIMIT $${values.length + 1}`;
@@ -87,6 +90,20 @@ export async function readLedger(ctx: PgContext, runId: string): Promise<LedgerE
 export async function getPublication(ctx: PgContext, subjectId: string, profile: string): Promise<Publication | null> {
   const [row] = await queryRows<PublicationRow>(ctx.pool, ctx.sql.getPublication, [subjectId, profile]);
   return row ? publicationFromRow(row) : null;
+}
+
+/** Every publication of `subjectId`, by profile name. */
+export async function listPublications(ctx: PgContext, subjectId: string): Promise<Publication[]> {
+  return (await queryRows<PublicationRow>(ctx.pool, ctx.sql.listPublications, [subjectId])).map(publicationFromRow);
+}
+
+/**
+ * Every artifact ref something may still read (see `Backend.listReferencedArtifacts`), matched
+ * in the database with the pattern every backend shares; sorted, unique.
+ */
+export async function listReferencedArtifacts(ctx: PgContext): Promise<string[]> {
+  const rows = await queryRows<{ ref: string }>(ctx.pool, ctx.sql.listReferencedArtifacts, [ARTIFACT_REF_PATTERN]);
+  return rows.map((row) => row.ref);
 }
 
 /** The store's clock: the injected one in tests, else the database's. */

@@ -5,12 +5,14 @@
  */
 import type { Statement } from './database.ts';
 import { quoteIdentifier } from './identifiers.ts';
+import * as artifactRefs from './queries/artifact-refs.ts';
 import * as cache from './queries/cache.ts';
 import * as claim from './queries/claim.ts';
 import * as jobs from './queries/jobs.ts';
 import * as publications from './queries/publications.ts';
 import * as requests from './queries/requests.ts';
 import * as runs from './queries/runs.ts';
+import * as versionCounters from './queries/version-counters.ts';
 
 /** Statement builders by name, as a `queries/` module exports them. */
 type Builders = Record<string, (s: string) => Statement>;
@@ -33,6 +35,8 @@ export function buildStatements(schema: string) {
     ...buildAll(cache, s),
     ...buildAll(publications, s),
     ...buildAll(requests, s),
+    ...buildAll(versionCounters, s),
+    ...buildAll(artifactRefs, s),
   };
 }
 

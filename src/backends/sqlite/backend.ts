@@ -23,10 +23,12 @@ import { mapError } from './errors.ts';
 import { reapExpiredLeases, releaseJobs, renewLeases } from './leases.ts';
 import { applyMigrations, latestSchemaVersion, readSchemaVersion } from './migrate.ts';
 import { cancelRun, drainQueue, replayJob, resumeRun, setQueuePaused } from './operator.ts';
-import { getPublication } from './publications.ts';
+import { deletePublications, getPublication, listPublications } from './publications.ts';
 import { getJob, getRun, listJobs, listRuns, queueStats, readLedger } from './reads.ts';
+import { listReferencedArtifacts } from './referenced-artifacts.ts';
 import { getRequest, rememberRequest } from './request-records.ts';
 import { submitRuns } from './submit-runs.ts';
+import { allocateVersion } from './version-counters.ts';
 
 const CAPABILITIES: BackendCapabilities = Object.freeze({
   name: 'sqlite',
@@ -94,6 +96,10 @@ export function buildSqliteBackend(deps: SqliteBackendDeps): Backend {
     queueStats: read(() => queueStats(ctx)),
     readLedger: read((runId) => readLedger(ctx, runId)),
     getPublication: read((subjectId, profile) => getPublication(ctx, subjectId, profile)),
+    listPublications: read((subjectId) => listPublications(ctx, subjectId)),
+    deletePublications: write((subjectId, profiles) => deletePublications(ctx, subjectId, profiles)),
+    allocateVersion: write((scope, key) => allocateVersion(ctx, scope, key)),
+    listReferencedArtifacts: read(() => listReferencedArtifacts(ctx)),
     acquireCacheEntry: write((request) => acquireCacheEntry(ctx, request)),
     getCacheEntry: read((cache, key) => getCacheEntry(ctx, cache, key)),
     completeCacheEntry: write((request) => completeCacheEntry(ctx, request)),

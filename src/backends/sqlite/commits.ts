@@ -15,7 +15,7 @@ import type { SqliteContext } from './context.ts';
 import { enqueueJob, type JobOwner } from './enqueue-job.ts';
 import { applyPublications } from './publications.ts';
 import { toJson, type JobRow, type RunRow } from './rows.ts';
-import { requireRun, updateRun } from './run-state.ts';
+import { requireRun, updateRun, type RunChanges } from './run-state.ts';
 import type { DeletedJobRow } from './statements.ts';
 
 /** The refusal a failed lease check turns into. */
@@ -80,7 +80,16 @@ interface FailureEffect {
   jobState: 'ready' | 'parked' | 'dead';
   availableAt: number;
   stageStatus: 'failed' | 'dead_lettered';
-  run: Partial<Pick<RunRow, 'status' | 'error'>> | null;
+  run: RunChanges | null;
+}
+
+/**
+ * A permanent failure: the run ends `failed`, or only takes the error while the compensation
+ * given runs (the last compensation ends it `failed`).
+ */
+function finalFailureEffect(job: JobRow, rollback: JobSpec | null, error: string, now: number): FailureEffect {
+  const run: RunChanges = rollback === null ? { status: 'failed', error, current_stage: null, finished_at: now } : { error };
+  return { jobState: 'dead', availableAt: job.available_at, stageStatus: 'failed', run };
 }
 
 function failureEffect(request: FailStageRequest, job: JobRow, run: RunRow, error: string, now: number): FailureEffect {
@@ -94,6 +103,7 @@ function failureEffect(request: FailStageRequest, job: JobRow, run: RunRow, erro
     const park = canTransition(run.status, 'parked') ? { status: 'parked' as const } : null;
     return { jobState: 'parked', availableAt: job.available_at, stageStatus: 'failed', run: park };
   }
+  if (decision.action === 'fail') return finalFailureEffect(job, decision.rollback, error, now);
   return {
     jobState: 'dead',
     availableAt: job.available_at,
@@ -122,7 +132,7 @@ function failStage(ctx: SqliteContext, request: FailStageRequest, now: number): 
       status: effect.stageStatus,
       error,
       duration_ms: request.durationMs,
-      finished_at: effect.stageStatus === 'dead_lettered' ? now : null,
+      finished_at: effect.jobState === 'dead' ? now : null,
     });
   } else if (effect.jobState === 'dead') {
     sql.setRollbackStatus.run('dead_lettered', run.id, job.stage);
@@ -131,8 +141,9 @@ function failStage(ctx: SqliteContext, request: FailStageRequest, now: number): 
 
   // A retry leaves the run's status alone, so runs_status is not rewritten for it.
   const status = effect.run === null ? statusOf(sql.touchRun.get({ id: run.id, now }), run.id) : updateRun(ctx, run, effect.run, now).status;
-  if (request.decision.action === 'dead_letter' && request.decision.rollback !== null) {
-    enqueueRollback(ctx, run, request.decision.rollback, now);
+  const { decision } = request;
+  if ((decision.action === 'dead_letter' || decision.action === 'fail') && decision.rollback !== null) {
+    enqueueRollback(ctx, run, decision.rollback, now);
   }
   return { outcome: 'committed', runStatus: status };
 }

@@ -4,7 +4,7 @@
  */
 import { ConflictError, ErrorClass, NotFoundError } from '../../core/errors.ts';
 import type { Job, Run } from '../../core/model.ts';
-import { assertTransition } from '../../core/run/transitions.ts';
+import { assertReplayable, assertTransition } from '../../core/run/transitions.ts';
 import type { SqliteContext } from './context.ts';
 import { jobFromRow, runFromRow, type JobRow, type RunRow } from './rows.ts';
 import { endRun, requireRun, updateRun, type RunChanges } from './run-state.ts';
@@ -47,7 +47,10 @@ export function resumeRun(ctx: SqliteContext, runId: string): Run {
   return runFromRow(restartJob(ctx, job, row, ctx.clock.now()));
 }
 
-/** Dead job -> ready now with `attempt = 0`; its stage record `pending`; its run `running`. */
+/**
+ * Dead job of a dead-lettered run -> ready now with `attempt = 0`; its stage record `pending`;
+ * its run `running`. A run that failed permanently or was compensated is not replayed.
+ */
 export function replayJob(ctx: SqliteContext, jobId: string): Job {
   const sql = ctx.sql();
   const job = sql.selectJob.get(jobId);
@@ -63,7 +66,7 @@ export function replayJob(ctx: SqliteContext, jobId: string): Job {
       details: { runId: run.id, jobId },
     });
   }
-  assertTransition(run.id, run.status, 'running');
+  assertReplayable(run.id, run.status, jobId);
   // A live job with the same key would make this one a duplicate; the unique index forbids it.
   if (sql.selectOtherLiveJobWithKey.get(job.run_id, job.idempotency_key, job.id)) {
     throw new ConflictError('INVALID_TRANSITION', `job ${jobId} has a live duplicate; nothing to replay`, {

@@ -19,3 +19,13 @@ export const PUBLISH = `
     subject_version = excluded.subject_version, fence = excluded.fence, updated_at = excluded.updated_at
   WHERE excluded.subject_version > publications.subject_version
     OR (excluded.subject_version = publications.subject_version AND excluded.fence > publications.fence)`;
+
+/** In: subject. Out: its publications' rows by profile (the primary key's order). */
+export const SELECT_PUBLICATIONS_OF_SUBJECT = 'SELECT * FROM publications WHERE subject_id = ? ORDER BY profile';
+
+/** In: subject. Removes every publication of the subject. */
+export const DELETE_PUBLICATIONS_OF_SUBJECT = 'DELETE FROM publications WHERE subject_id = ?';
+
+/** In: subject, a JSON array of profiles. Removes the subject's publications of those profiles. */
+export const DELETE_PUBLICATION_PROFILES = `
+  DELETE FROM publications WHERE subject_id = ? AND profile IN (SELECT value FROM json_each(?))`;

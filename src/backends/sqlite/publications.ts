@@ -34,3 +34,18 @@ export function applyPublications(ctx: SqliteContext, requests: readonly Publica
   }
   return refused;
 }
+
+/** Every publication of `subjectId`, by profile name. */
+export function listPublications(ctx: SqliteContext, subjectId: string): Publication[] {
+  return ctx.sql().selectPublicationsOfSubject.all(subjectId).map(publicationFromRow);
+}
+
+/**
+ * Removes the publications of `subjectId` (every profile, or only those in `profiles`: an empty
+ * list removes none), inside the caller's BEGIN IMMEDIATE transaction; returns how many.
+ */
+export function deletePublications(ctx: SqliteContext, subjectId: string, profiles?: readonly string[]): number {
+  const sql = ctx.sql();
+  if (profiles === undefined) return sql.deletePublicationsOfSubject.run(subjectId).changes;
+  return sql.deletePublicationProfiles.run(subjectId, JSON.stringify(profiles)).changes;
+}

@@ -75,6 +75,17 @@ export const LIST_RUNS = `
   WHERE id < @before AND (@pipeline IS NULL OR pipeline = @pipeline)
   ORDER BY id DESC LIMIT @limit`;
 
+/**
+ * In: subject, optional pipeline and status (NULL = any), ids below `before`, limit. Out: the
+ * subject's runs newest first, walking runs_subject_id (migration 0004) within the subject: a
+ * subject has few runs, so the other filters are checked row by row.
+ */
+export const LIST_RUNS_OF_SUBJECT = `
+  SELECT * FROM runs INDEXED BY runs_subject_id
+  WHERE subject_id = @subject_id AND id < @before AND (@pipeline IS NULL OR pipeline = @pipeline)
+    AND (@status IS NULL OR status = @status)
+  ORDER BY id DESC LIMIT @limit`;
+
 /** Statuses runs_status indexes (migration 0001): the ones an operator looks for. */
 const INDEXED_STATUSES: ReadonlySet<RunStatus> = new Set(['failed', 'dead_lettered', 'cancelled', 'superseded', 'parked']);
 

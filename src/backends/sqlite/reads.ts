@@ -22,6 +22,10 @@ const AFTER_EVERY_ID = '\u{10FFFF}';
 export function listRuns(ctx: SqliteContext, query: ListRunsQuery): Run[] {
   const sql = ctx.sql();
   const params = { pipeline: query.pipeline ?? null, before: query.before ?? AFTER_EVERY_ID, limit: Math.max(0, query.limit) };
+  if (query.subjectId !== undefined) {
+    // A subject narrows further than any other filter: walk its runs, check the rest row by row.
+    return sql.listRunsOfSubject.all({ ...params, subject_id: query.subjectId, status: query.status ?? null }).map(runFromRow);
+  }
   const rows = query.status === undefined ? sql.listRuns.all(params) : sql.listRunsByStatus(query.status).all(params);
   return rows.map(runFromRow);
 }

@@ -5,11 +5,13 @@
  */
 import type { JobKind, JobState, RollbackStatus, RunStatus, StageStatus } from '../../core/model.ts';
 import type { SqliteDatabase } from './connection.ts';
+import * as A from './artifact-ref-queries.ts';
 import * as C from './cache-queries.ts';
 import * as J from './job-queries.ts';
 import * as P from './publication-queries.ts';
 import * as Q from './queries.ts';
 import * as R from './request-queries.ts';
+import * as V from './version-counter-queries.ts';
 import type { PublicationRow } from '../shared/row-mapping.ts';
 import type { CacheEntryRow, JobRow, LedgerRow, RequestRecordRow, RunRow, StageRow } from './rows.ts';
 
@@ -132,6 +134,7 @@ function prepareRunStatements(db: SqliteDatabase) {
     markRunRunning: db.prepare<[number, string]>(Q.MARK_RUN_RUNNING),
     listRuns: db.prepare<ListRunsParams, RunRow>(Q.LIST_RUNS),
     listRunsByStatus: preparedPerValue((status: RunStatus) => db.prepare<ListRunsParams, RunRow>(Q.listRunsByStatusSql(status))),
+    listRunsOfSubject: db.prepare<ListRunsParams & { subject_id: string; status: RunStatus | null }, RunRow>(Q.LIST_RUNS_OF_SUBJECT),
 
     insertStages: preparedPerValue((count: number) => db.prepare<(string | number)[]>(Q.insertStagesSql(count))),
     selectStagesOfRun: db.prepare<[string], StageRow>(Q.SELECT_STAGES_OF_RUN),
@@ -192,7 +195,7 @@ function prepareJobStatements(db: SqliteDatabase) {
   };
 }
 
-/** Statements on cache entries, publications and remembered requests. */
+/** Statements on cache entries, publications, remembered requests, version counters and artifact refs. */
 function prepareRecordStatements(db: SqliteDatabase) {
   type CacheKeyParams = [cache: string, key: string];
   return {
@@ -206,7 +209,16 @@ function prepareRecordStatements(db: SqliteDatabase) {
     deleteExpiredCacheEntries: db.prepare<{ now: number; grace_ms: number }>(C.DELETE_EXPIRED_CACHE_ENTRIES),
 
     selectPublication: db.prepare<[subjectId: string, profile: string], PublicationRow>(P.SELECT_PUBLICATION),
+    selectPublicationsOfSubject: db.prepare<[subjectId: string], PublicationRow>(P.SELECT_PUBLICATIONS_OF_SUBJECT),
+    deletePublicationsOfSubject: db.prepare<[subjectId: string]>(P.DELETE_PUBLICATIONS_OF_SUBJECT),
+    deletePublicationProfiles: db.prepare<[subjectId: string, profilesJson: string]>(P.DELETE_PUBLICATION_PROFILES),
     publish: db.prepare<PublishParams>(P.PUBLISH),
+
+    allocateVersion: db.prepare<{ scope: string; key: string; now: number }, { value: number }>(V.ALLOCATE_VERSION),
+    // Plucked: each row is its one TEXT column.
+    selectPublishedArtifactRefs: db.prepare<[], string>(A.SELECT_PUBLISHED_ARTIFACT_REFS).pluck(),
+    selectCacheValuesWithRefs: db.prepare<[], string>(A.SELECT_CACHE_VALUES_WITH_REFS).pluck(),
+    selectReplayableRunJson: db.prepare<[], string>(A.SELECT_REPLAYABLE_RUN_JSON).pluck(),
 
     insertRequestRecord: db.prepare<Omit<RequestRecordRow, 'created_at'> & { now: number }>(R.INSERT_REQUEST_RECORD),
     selectRequestRecord: db.prepare<[scope: string, key: string], RequestRecordRow>(R.SELECT_REQUEST_RECORD),

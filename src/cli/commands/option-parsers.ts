@@ -1,4 +1,5 @@
 /** Parsers of option values shared by several commands. Bad values throw `ValidationError`. */
+import { parseDurationMs } from '../../config/duration.ts';
 import { ValidationError } from '../../core/errors.ts';
 
 /** `--port`: an integer; range checks are the config schema's job (it names the flag). */
@@ -28,4 +29,11 @@ export function parseJsonArgument(raw: string, what: string): unknown {
   } catch (err) {
     throw new ValidationError(`${what} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`, { code: 'INVALID_JSON' });
   }
+}
+
+/** A duration option: integer ms or a number with a unit (`500ms`, `30s`, `1h`). */
+export function parseDurationOption(raw: string): number {
+  const ms = parseDurationMs(/^\d+$/.test(raw) ? Number(raw) : raw);
+  if (ms === undefined) throw new ValidationError(`expected a duration such as 500ms, 30s or 1h, got ${JSON.stringify(raw)}`);
+  return ms;
 }

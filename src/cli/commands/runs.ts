@@ -11,6 +11,7 @@ import { parsePositiveInt } from './option-parsers.ts';
 interface RunsOptions extends GlobalOptions {
   status?: RunStatus;
   pipeline?: string;
+  subject?: string;
   limit?: number;
   before?: string;
   json?: boolean;
@@ -49,14 +50,15 @@ export function registerRunsCommands(program: Command, ctx: CliContext): void {
     .description('list runs, newest first')
     .addOption(new Option('--status <status>', 'only runs with this status').choices(Object.values(RunStatus)))
     .option('--pipeline <name>', 'only runs of this pipeline')
+    .option('--subject <id>', 'only runs of this subject (e.g. every version of one asset)')
     .option('--limit <n>', 'at most n runs (default 50)', parsePositiveInt)
     .option('--before <runId>', 'only runs older than this one (pagination)')
     .option('--json', 'print JSON')
     .action((_o: RunsOptions, cmd: Command) => {
       const opts = cmd.optsWithGlobals<RunsOptions>();
       return withCommandRuntime(ctx, opts, async ({ kiln }) => {
-        const { status, pipeline, limit, before } = opts;
-        const runs = await kiln.listRuns({ status, pipeline, limit, before });
+        const { status, pipeline, subject, limit, before } = opts;
+        const runs = await kiln.listRuns({ status, pipeline, subjectId: subject, limit, before });
         if (opts.json) return ctx.out(JSON.stringify(runs.map(runView), null, 2));
         const rows = runs.map((r) => [r.id, r.pipeline, r.status, r.currentStage ?? '-', formatTime(r.createdAt), formatTime(r.finishedAt)]);
         ctx.out(renderTable(['ID', 'PIPELINE', 'STATUS', 'STAGE', 'CREATED', 'FINISHED'], rows));

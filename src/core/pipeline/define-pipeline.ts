@@ -26,6 +26,8 @@ export interface StageContext {
   heartbeat(): Promise<void>;
   /** Records a progress marker; stored with the next heartbeat. */
   progress(marker: JsonValue): void;
+  /** The pipeline's settings from kiln.yaml, as its `parseSettings` returned them (null without one). */
+  settings: JsonValue;
   artifacts: ArtifactStore;
   /** The single-flight cache shared by every process on this store. */
   cache: SingleFlightCache;
@@ -79,6 +81,13 @@ export interface PipelineDefinitionInput {
   parseInput?: (input: unknown) => JsonValue;
   /** Policy applied to every stage before the stage's own. */
   defaults?: StagePolicyOverrides;
+  /**
+   * Validates the pipeline's own settings (`pipelines.<name>.settings` in kiln.yaml; `undefined`
+   * when absent) and returns them with defaults filled in; throws `ValidationError` on bad
+   * settings (start-up then fails with a config error naming the file and line). Stages read the
+   * result as `ctx.settings`, routes as `kiln.settingsOf(name)`. Without it, settings must be absent.
+   */
+  parseSettings?: (raw: unknown) => JsonValue;
 }
 
 /** A checked, frozen pipeline definition. */

@@ -36,18 +36,19 @@ export interface FailureContext {
   /** The attempt that just failed (1-based). */
   attempt: number;
   policy: StagePolicy;
-  /** Compensation to enqueue if this dead-letters the run. */
+  /** Compensation to enqueue if this ends the run (`dead_letter` or `fail`). */
   rollback: JobSpec | null;
   random?: () => number;
 }
 
 /**
- * transient: retry with backoff until `maxAttempts`; intervention: retry until
- * `min(maxAttempts, interventionAttempts)`, then park; permanent: dead-letter at once.
+ * transient: retry with backoff until `maxAttempts`, then dead-letter (a replay may succeed);
+ * intervention: retry until `min(maxAttempts, interventionAttempts)`, then park; permanent: fail
+ * the run at once (no attempt or replay can succeed; like Temporal's non-retryable failure).
  */
 export function decideFailure(ctx: FailureContext): FailureDecision {
   const { error, attempt, policy } = ctx;
-  if (error.class === ErrorClass.permanent) return { action: 'dead_letter', rollback: ctx.rollback };
+  if (error.class === ErrorClass.permanent) return { action: 'fail', rollback: ctx.rollback };
   if (error.class === ErrorClass.intervention) {
     if (attempt >= Math.min(policy.maxAttempts, policy.interventionAttempts)) return { action: 'park' };
   } else if (attempt >= policy.maxAttempts) {

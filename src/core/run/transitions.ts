@@ -8,7 +8,9 @@ import { RunStatus } from '../model.ts';
 /** For each status, the statuses a run may move to next. */
 export const RUN_TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> = Object.freeze({
   queued: ['running', 'cancelled', 'superseded'],
-  running: ['succeeded', 'dead_lettered', 'parked', 'cancelled', 'superseded', 'running'],
+  // running -> failed: a permanent failure (of a stage or a compensation), or the last compensation
+  // of a permanently failed run completing.
+  running: ['succeeded', 'failed', 'dead_lettered', 'parked', 'cancelled', 'superseded', 'running'],
   parked: ['running', 'cancelled', 'superseded'],
   dead_lettered: ['running', 'failed', 'cancelled', 'superseded'],
   succeeded: [],
@@ -29,6 +31,20 @@ export function assertTransition(runId: string, from: RunStatus, to: RunStatus):
       details: { runId, from, to },
     });
   }
+}
+
+/**
+ * Throws `ConflictError(INVALID_TRANSITION)` unless the dead job `jobId` of a run in `status` may
+ * be replayed: never for a run that ended `failed` (a permanent failure: running the job again
+ * cannot succeed, so a new run must be submitted), nor for a run that may not become `running`.
+ */
+export function assertReplayable(runId: string, status: RunStatus, jobId: string): void {
+  if (status === RunStatus.failed) {
+    throw new ConflictError('INVALID_TRANSITION', `run ${runId} failed permanently; job ${jobId} cannot be replayed, submit a new run instead`, {
+      details: { runId, jobId, from: status, to: RunStatus.running },
+    });
+  }
+  assertTransition(runId, status, RunStatus.running);
 }
 
 /** True when a run has ended and nothing will move it again by itself. */

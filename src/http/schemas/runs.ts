@@ -34,6 +34,7 @@ export const ListRunsQuery = Type.Object(
   {
     status: Type.Optional(StringEnum(RunStatus)),
     pipeline: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    subjectId: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Only runs of this subject.' })),
     before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     ...LimitQuery.properties,
   },

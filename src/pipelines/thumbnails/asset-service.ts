@@ -1,0 +1,99 @@
+/**
+ * What the asset routes and `kiln assets` do, without HTTP: store an upload and start a run of a
+ * new version, describe an asset (versions, publications, run status), read a published profile,
+ * delete publications.
+ */
+import { NotFoundError, ValidationError, type Kiln, type Publication, type Run } from '../../index.ts';
+import { ASSET_ID, type AssetSource, type ThumbnailsInput } from './input.ts';
+import { THUMBNAILS_PIPELINE } from './pipeline.ts';
+import { thumbnailsSettings } from './settings.ts';
+
+/** Counter scope of upload versions. */
+const VERSION_SCOPE = 'thumbnails.asset-version';
+/** Versions listed by `describe`, newest first. */
+const LISTED_VERSIONS = 50;
+
+/** A started version. */
+export interface StartedVersion {
+  assetId: string;
+  version: number;
+  run: Run;
+}
+
+/** An asset as `GET /v1/assets/:id` shows it. */
+export interface AssetView {
+  asset_id: string;
+  versions: { version: number; run_id: string; status: string; error: unknown }[];
+  publications: Record<string, { version: number; artifact: string; url: string; updated_at: string }>;
+}
+
+/** The asset service over one engine. */
+export interface AssetService {
+  /** The upload size limit from the pipeline's settings. */
+  readonly maxUploadBytes: number;
+  /** Stores `bytes` (refused over the limit) and starts a new version. */
+  upload(assetId: string, bytes: AsyncIterable<Uint8Array> | Uint8Array, declaredType: string | undefined, profiles?: string[]): Promise<StartedVersion>;
+  /** Starts a new version from `import:<relative path>` (resolved under the configured import roots by the worker). */
+  importFrom(assetId: string, source: string, profiles?: string[]): Promise<StartedVersion>;
+  describe(assetId: string): Promise<AssetView>;
+  /** The published bytes of a profile; `NotFoundError` when nothing is published. */
+  read(assetId: string, profile: string): Promise<{ publication: Publication; bytes: Uint8Array }>;
+  /** Removes the asset's publications; returns how many. */
+  remove(assetId: string): Promise<number>;
+}
+
+/** Throws `ValidationError` unless `assetId` is a valid asset id. */
+export function checkAssetId(assetId: string): void {
+  if (!ASSET_ID.test(assetId)) throw new ValidationError(`asset id must match ${ASSET_ID}`, { details: { assetId } });
+}
+
+/** Creates the service. */
+export function createAssetService(kiln: Kiln): AssetService {
+  const settings = thumbnailsSettings(kiln.settingsOf(THUMBNAILS_PIPELINE));
+
+  const start = async (assetId: string, source: AssetSource, profiles?: string[]): Promise<StartedVersion> => {
+    checkAssetId(assetId);
+    const version = await kiln.allocateVersion(VERSION_SCOPE, assetId);
+    const input: ThumbnailsInput = { assetId, version, source, ...(profiles ? { profiles } : {}) };
+    const { run } = await kiln.submit(THUMBNAILS_PIPELINE, input, { subjectId: assetId, subjectVersion: version });
+    return { assetId, version, run };
+  };
+
+  return {
+    maxUploadBytes: settings.maxUploadBytes,
+    async upload(assetId, bytes, declaredType, profiles) {
+      checkAssetId(assetId);
+      const ref = await kiln.artifacts.put(bytes, { maxBytes: settings.maxUploadBytes, ...(declaredType ? { mediaType: declaredType } : {}) });
+      return start(assetId, { upload: ref.ref, ...(declaredType ? { declaredType } : {}) }, profiles);
+    },
+    importFrom: (assetId, source, profiles) => start(assetId, { import: source.startsWith('import:') ? source : `import:${source}` }, profiles),
+    async describe(assetId) {
+      checkAssetId(assetId);
+      const [runs, publications] = await Promise.all([
+        kiln.listRuns({ pipeline: THUMBNAILS_PIPELINE, subjectId: assetId, limit: LISTED_VERSIONS }),
+        kiln.listPublications(assetId),
+      ]);
+      if (runs.length === 0 && publications.length === 0) throw new NotFoundError('asset', assetId);
+      return {
+        asset_id: assetId,
+        versions: runs.map((r) => ({ version: r.subjectVersion ?? 0, run_id: r.id, status: r.status, error: r.error })),
+        publications: Object.fromEntries(
+          publications.map((p) => [
+            p.profile,
+            { version: p.subjectVersion, artifact: p.artifactRef, url: `/v1/assets/${assetId}/${p.profile}`, updated_at: new Date(p.updatedAt).toISOString() },
+          ]),
+        ),
+      };
+    },
+    async read(assetId, profile) {
+      checkAssetId(assetId);
+      const publication = await kiln.getPublication(assetId, profile);
+      if (!publication) throw new NotFoundError('publication', `${assetId}/${profile}`);
+      return { publication, bytes: await kiln.artifacts.get(publication.artifactRef) };
+    },
+    async remove(assetId) {
+      checkAssetId(assetId);
+      return kiln.deletePublications(assetId);
+    },
+  };
+}

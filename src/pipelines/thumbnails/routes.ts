@@ -1,0 +1,98 @@
+/**
+ * The asset HTTP surface, mounted by `src/http` when `thumbnails` is registered:
+ *   PUT    /v1/assets/:id           raw image body (image/* or application/octet-stream) or
+ *                                   multipart/form-data (first file part) -> 202 {asset_id, version, run_id, status_url}
+ *   GET    /v1/assets/:id           versions, per-profile publication, run status
+ *   GET    /v1/assets/:id/:profile  the published bytes, ETag = artifact hash, 304 on If-None-Match
+ *   DELETE /v1/assets/:id           removes the publications (artifacts are collected later)
+ * An upload over the limit is 413 before anything is stored (by Content-Length, or as soon as the
+ * streamed body passes the limit, its partial temp file removed).
+ */
+import type { Readable } from 'node:stream';
+import { PipelineError, type PipelineReply, type PipelineRequest, type PipelineRoutes } from '../../index.ts';
+import { createAssetService, type StartedVersion } from './asset-service.ts';
+import { THUMBNAILS_PIPELINE } from './pipeline.ts';
+
+const RAW_TYPES = /^(image\/[A-Za-z0-9.+-]+|application\/octet-stream)$/i;
+
+function tooLarge(limit: number): PipelineError {
+  return new PipelineError('PAYLOAD_TOO_LARGE', `upload is larger than ${limit} bytes`, false, { details: { maxBytes: limit } });
+}
+
+function unsupported(type: string | undefined): PipelineError {
+  return new PipelineError('UNSUPPORTED_MEDIA_TYPE', `Content-Type ${type ?? '(none)'} is not accepted: send image/*, application/octet-stream or multipart/form-data`, false);
+}
+
+function mediaTypeOf(header: string | undefined): string | undefined {
+  return header?.split(';')[0]?.trim().toLowerCase() || undefined;
+}
+
+/** The declared type of a raw body; octet-stream declares nothing. */
+function declaredOf(type: string | undefined): string | undefined {
+  return type === 'application/octet-stream' ? undefined : type;
+}
+
+function accepted(reply: PipelineReply, started: StartedVersion): PipelineReply {
+  const statusUrl = `/v1/runs/${started.run.id}`;
+  return reply
+    .status(202)
+    .header('location', `/v1/assets/${started.assetId}`)
+    .send({ asset_id: started.assetId, version: started.version, run_id: started.run.id, status: started.run.status, status_url: statusUrl });
+}
+
+/** An ETag names the artifact (its hash); `*` or a listed tag means not modified. */
+function notModified(request: PipelineRequest, etag: string): boolean {
+  const header = request.headers['if-none-match'];
+  return typeof header === 'string' && header.split(',').some((t) => ['*', etag, `W/${etag}`].includes(t.trim()));
+}
+
+/** The asset routes. */
+export const assetRoutes: PipelineRoutes = {
+  pipeline: THUMBNAILS_PIPELINE,
+  plugin: async (app, { kiln }) => {
+    const assets = createAssetService(kiln);
+    const limit = assets.maxUploadBytes;
+    // Raw bodies reach the handler as the request stream: nothing is buffered in memory.
+    app.addContentTypeParser(RAW_TYPES, (_request, payload, done) => done(null, payload));
+
+    app.put<{ Params: { id: string } }>('/v1/assets/:id', async (request, reply) => {
+      const type = mediaTypeOf(request.headers['content-type']);
+      const length = Number(request.headers['content-length'] ?? Number.NaN);
+      if (Number.isFinite(length) && length > limit) throw tooLarge(limit);
+      if (type === 'multipart/form-data') {
+        const file = await request.file({ limits: { fileSize: limit, files: 1, fields: 10 } });
+        if (!file) throw new PipelineError('VALIDATION_FAILED', 'the multipart body has no file part', false);
+        // busboy cuts a part at `fileSize` and ends it normally: without failing the stream here, the
+        // first `limit` bytes would be stored and processed as if they were the whole file.
+        file.file.once('limit', () => file.file.destroy(tooLarge(limit)));
+        const declared = declaredOf(mediaTypeOf(file.mimetype));
+        return accepted(reply, await assets.upload(request.params.id, file.file, declared).catch((err: unknown) => {
+          throw file.file.truncated ? tooLarge(limit) : err;
+        }));
+      }
+      if (!type || !RAW_TYPES.test(type)) throw unsupported(type);
+      return accepted(reply, await assets.upload(request.params.id, request.body as Readable, declaredOf(type)));
+    });
+
+    app.get<{ Params: { id: string } }>('/v1/assets/:id', async (request) => assets.describe(request.params.id));
+
+    app.get<{ Params: { id: string; profile: string } }>('/v1/assets/:id/:profile', async (request, reply) => {
+      const { publication, bytes } = await assets.read(request.params.id, request.params.profile);
+      const etag = `"${publication.artifactRef.slice('sha256:'.length)}"`;
+      // The same URL serves a newer version later: cache, but revalidate (the ETag makes that cheap).
+      void reply.header('etag', etag).header('cache-control', 'no-cache').header('x-asset-version', String(publication.subjectVersion));
+      if (notModified(request, etag)) return reply.status(304).send();
+      return reply.status(200).type(sniffImageType(bytes)).send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    });
+
+    app.delete<{ Params: { id: string } }>('/v1/assets/:id', async (request) => ({ asset_id: request.params.id, deleted: await assets.remove(request.params.id) }));
+  },
+};
+
+/** Published outputs are PNG, WebP or JPEG; the bytes say which. */
+function sniffImageType(bytes: Uint8Array): string {
+  if (bytes[0] === 0x89 && bytes[1] === 0x50) return 'image/png';
+  if (bytes[0] === 0xff && bytes[1] === 0xd8) return 'image/jpeg';
+  if (bytes[8] === 0x57 && bytes[9] === 0x45 && bytes[10] === 0x42 && bytes[11] === 0x50) return 'image/webp';
+  return 'application/octet-stream';
+}

@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConflictError, StageFailure, ValidationError } from '../../src/core/errors.ts';
+import type { StageErrorRecord } from '../../src/core/model.ts';
+import { classifyError, decideFailure } from '../../src/core/policy/retry.ts';
+import { DEFAULT_STAGE_POLICY, mergeStagePolicy } from '../../src/core/policy/stage-policy.ts';
+import type { JobSpec } from '../../src/core/ports.ts';
+import { assertReplayable } from '../../src/core/run/transitions.ts';
+
+const policy = mergeStagePolicy(DEFAULT_STAGE_POLICY, { maxAttempts: 3, interventionAttempts: 2, backoff: { baseMs: 100, capMs: 1_000 } });
+const rollback: JobSpec = { stage: 'a', queue: 'p.a', kind: 'rollback', maxAttempts: 3, priority: 0 };
+const error = (cls: StageErrorRecord['class']): StageErrorRecord => ({ class: cls, code: 'X', message: cls });
+
+describe('decideFailure', () => {
+  it('fails the run at once on a permanent error, on the first attempt, with the rollback to run', () => {
+    assert.deepEqual(decideFailure({ error: error('permanent'), attempt: 1, policy, rollback }), { action: 'fail', rollback });
+    assert.deepEqual(decideFailure({ error: error('permanent'), attempt: 1, policy, rollback: null }), { action: 'fail', rollback: null });
+  });
+
+  it('retries a transient error with backoff, then dead-letters (replayable) when the attempts run out', () => {
+    assert.deepEqual(decideFailure({ error: error('transient'), attempt: 1, policy, rollback, random: () => 0.5 }), { action: 'retry', delayMs: 50 });
+    assert.deepEqual(decideFailure({ error: error('transient'), attempt: 3, policy, rollback }), { action: 'dead_letter', rollback });
+  });
+
+  it('parks after the intervention attempts', () => {
+    assert.equal(decideFailure({ error: error('intervention'), attempt: 1, policy, rollback }).action, 'retry');
+    assert.deepEqual(decideFailure({ error: error('intervention'), attempt: 2, policy, rollback }), { action: 'park' });
+  });
+
+  it('classifies StageFailure.permanent and non-retryable kiln errors as permanent, anything else as transient', () => {
+    assert.equal(classifyError(StageFailure.permanent('bad', { code: 'ASSET_UNSUPPORTED_FORMAT' })).class, 'permanent');
+    assert.equal(classifyError(new ValidationError('bad input')).class, 'permanent');
+    assert.equal(classifyError(new Error('flaky')).class, 'transient');
+  });
+});
+
+describe('assertReplayable', () => {
+  it('refuses the job of a failed run with INVALID_TRANSITION naming it, and allows a dead-lettered run', () => {
+    assert.throws(
+      () => assertReplayable('run_1', 'failed', 'job_1'),
+      (err: unknown) => err instanceof ConflictError && err.code === 'INVALID_TRANSITION' && /failed permanently/.test(err.message) && err.details?.['jobId'] === 'job_1',
+    );
+    assert.throws(() => assertReplayable('run_1', 'succeeded', 'job_1'), { code: 'INVALID_TRANSITION' });
+    assert.doesNotThrow(() => assertReplayable('run_1', 'dead_lettered', 'job_1'));
+  });
+});
