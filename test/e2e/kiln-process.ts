@@ -94,3 +94,16 @@ export async function waitUntil<T>(what: string, probe: () => Promise<T | undefi
 export function killIfRunning(p: KilnProcess): void {
   if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
 }
+
+/** Resolves with the exit status of `p`, or rejects after `timeoutMs` naming `what` with the process output. */
+export async function exitWithin(p: KilnProcess, what: string, timeoutMs: number): Promise<ExitStatus> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}\n${p.output()}`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([p.exited, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -9,16 +9,15 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { CRASH_BEFORE_COMMIT_ENV } from '../../src/cli/runtime.ts';
 import { QR_CACHE, QR_PROFILE } from '../../src/pipelines/qr-code/pipeline.ts';
 import { decodeQr } from '../support/qr-decode.ts';
-import { cleanEnv, killIfRunning, spawnKiln, waitUntil, type ExitStatus, type KilnProcess } from './kiln-process.ts';
+import { cleanEnv, exitWithin, spawnKiln, waitUntil } from './kiln-process.ts';
 import { startServe } from './qr-serve.ts';
-import { qrE2eStoreCases, type QrE2eStoreCase } from './qr-stores.ts';
+import { openE2eScene, qrE2eStoreCases, type QrE2eStoreCase } from './qr-stores.ts';
 
 const CONTENT = 'kiln crash test: ünïcödé, 漢字, 🔥 and a query ?a=1&b=2';
 const LEASE_MS = 1_500;
@@ -56,34 +55,14 @@ async function listObjects(root: string): Promise<ObjectFile[]> {
   );
 }
 
-/** Resolves with the exit status, or rejects naming `what` with the process output. */
-async function exitWithin(p: KilnProcess, what: string): Promise<ExitStatus> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}\n${p.output()}`)), STEP_TIMEOUT_MS);
-  });
-  try {
-    return await Promise.race([p.exited, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 const { sqlite, postgres } = qrE2eStoreCases();
 
 for (const storeCase of [sqlite, postgres] as QrE2eStoreCase[]) describe(`${storeCase.name}: a worker SIGKILLed after rendering, before its commit`, { skip: storeCase.skip }, () => {
   test('the retry reuses the cached artifact: no rebuild, one object, one publication, and the served image decodes', { timeout: 60_000 }, async (t) => {
     const startedAt = Date.now();
-    const dir = await mkdtemp(join(tmpdir(), 'kiln-qr-crash-'));
+    const { dir, store, procs } = await openE2eScene(t, storeCase, 'kiln-qr-crash-');
     const artifactsRoot = join(dir, 'artifacts');
-    const procs: KilnProcess[] = [];
-    const store = await storeCase.open(dir);
-    t.after(async () => {
-      procs.forEach(killIfRunning);
-      await Promise.all(procs.map((p) => p.exited));
-      await store.destroy();
-      await rm(dir, { recursive: true, force: true });
-    });
     await writeFile(join(dir, 'kiln.yaml'), KILN_YAML(artifactsRoot));
     const env = cleanEnv({ ...store.env, KILN_LOG_LEVEL: 'warn' });
     const { backend } = store;
@@ -97,7 +76,7 @@ for (const storeCase of [sqlite, postgres] as QrE2eStoreCase[]) describe(`${stor
     assert.equal(accepted.status, 202, await accepted.clone().text());
     const { request_id: runId, content_hash: hash } = (await accepted.json()) as { request_id: string; content_hash: string };
 
-    assert.equal((await exitWithin(doomed, 'the crashing worker to kill itself')).signal, 'SIGKILL', doomed.output());
+    assert.equal((await exitWithin(doomed, 'the crashing worker to kill itself', STEP_TIMEOUT_MS)).signal, 'SIGKILL', doomed.output());
 
     // The worst moment, as intended: the image is stored and its cache entry is ready, nothing is committed.
     const entryAfterCrash = await backend.getCacheEntry(QR_CACHE, hash);
@@ -143,7 +122,7 @@ for (const storeCase of [sqlite, postgres] as QrE2eStoreCase[]) describe(`${stor
     assert.deepEqual(await decodeQr(image, served.headers.get('content-type') ?? ''), [CONTENT]);
 
     survivor.child.kill('SIGTERM');
-    assert.deepEqual(await exitWithin(survivor, 'the second worker to stop'), { code: 0, signal: null }, survivor.output());
+    assert.deepEqual(await exitWithin(survivor, 'the second worker to stop', STEP_TIMEOUT_MS), { code: 0, signal: null }, survivor.output());
     t.diagnostic(`wall time ${Date.now() - startedAt} ms`);
   });
 });

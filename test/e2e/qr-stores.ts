@@ -4,6 +4,8 @@
  * own, dropped afterwards. PostgreSQL is skipped with the reason printed when there is none here,
  * and required in CI (`postgresSkipReason` throws there).
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -12,6 +14,7 @@ import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
 import type { Backend } from '../../src/core/ports.ts';
 import { dropSchema } from '../integration/http-backends.ts';
 import { createSchemaName, postgresSkipReason, sharedPostgres } from '../support/postgres-cluster.ts';
+import { killIfRunning, type KilnProcess } from './kiln-process.ts';
 
 /** A migrated store for one test. */
 export interface QrE2eStore {
@@ -95,4 +98,26 @@ export function qrE2eStoreCases(): { sqlite: QrE2eStoreCase; postgres: QrE2eStor
     sqlite: { name: 'SQLite', skip: undefined, open: openSqlite },
     postgres: { name: 'PostgreSQL', skip: postgresSkipReason(), open: openPostgres },
   };
+}
+
+/** A temp dir, an opened store and the processes a test starts, all removed after the test. */
+export interface E2eScene {
+  dir: string;
+  store: QrE2eStore;
+  /** Push every spawned process here: each is killed (if still running) and awaited after the test. */
+  procs: KilnProcess[];
+}
+
+/** Opens a scene in a new temp dir named after `prefix`; cleanup is registered on `t`. */
+export async function openE2eScene(t: { after(fn: () => Promise<void>): void }, storeCase: QrE2eStoreCase, prefix: string): Promise<E2eScene> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const procs: KilnProcess[] = [];
+  const store = await storeCase.open(dir);
+  t.after(async () => {
+    procs.forEach(killIfRunning);
+    await Promise.all(procs.map((p) => p.exited));
+    await store.destroy();
+    await rm(dir, { recursive: true, force: true });
+  });
+  return { dir, store, procs };
 }
