@@ -4,7 +4,10 @@
  * (job id + token): a stale token changes nothing. Time is the store's clock (`Backend.now`).
  * The conformance suite (`test/conformance/backend-suite.ts`) defines this behaviour once.
  */
+import type { ArtifactRef, ArtifactStore, StoredArtifact } from './artifact-store.ts';
+import type { CacheAcquireRequest, CacheAcquireResult, CacheCompleteRequest, CacheEntry, CacheFailRequest } from './cache-entries.ts';
 import type { ErrorClass } from './errors.ts';
+import type { Publication, PublicationRequest, RequestRecord } from './publications.ts';
 import type {
   Job,
   JobKind,
@@ -165,136 +168,6 @@ export interface CompleteStageRequest {
   publish?: readonly PublicationRequest[];
 }
 
-/**
- * Points `(subjectId, profile)` at an artifact. Applied only when no publication exists for the
- * pair, or the stored one has a lower `subjectVersion`, or the same version and a lower fence
- * (the fence is the committing job's lease fence, so a later holder of the same version wins
- * and a duplicate of the same holder is a no-op). Never moves to a lower version.
- */
-export interface PublicationRequest {
-  subjectId: string;
-  profile: string;
-  /** `sha256:<hex>` of an artifact already stored. */
-  artifactRef: string;
-  subjectVersion: number;
-}
-
-/** A stored publication: what consumers read. */
-export interface Publication {
-  subjectId: string;
-  profile: string;
-  artifactRef: string;
-  subjectVersion: number;
-  /** Fence of the job whose commit set it. */
-  fence: number;
-  updatedAt: number;
-}
-
-/** State of a single-flight cache entry. */
-export const CacheEntryStatus = {
-  /** A builder holds the lease and is building; nothing to serve yet. */
-  Building: 'building',
-  /** Built: `value` is served until `expiresAt` (then stale until `staleUntil`, if set). */
-  Ready: 'ready',
-  /** Negative entry: the build failed permanently; `error` is served until `expiresAt`. */
-  Failed: 'failed',
-} as const;
-export type CacheEntryStatus = (typeof CacheEntryStatus)[keyof typeof CacheEntryStatus];
-
-/**
- * One single-flight cache entry `(cache, key)`. A `building` entry always has a builder lease; a
- * `ready` entry has one while it is being revalidated (stale-while-revalidate); `failed` never.
- */
-export interface CacheEntry {
-  cache: string;
-  key: string;
-  status: CacheEntryStatus;
-  /** `ready`: the built value (e.g. `{ artifact: 'sha256:...' }`); otherwise null (or the old value while revalidating). */
-  value: JsonValue | null;
-  /** `failed`: the permanent error as `{ code, message, class }`; otherwise null. */
-  error: JsonValue | null;
-  builderOwner: string | null;
-  builderToken: string | null;
-  /** Fence of the current builder lease (from the store's fence sequence). */
-  builderFence: number | null;
-  builderUntil: number | null;
-  /** `ready`/`failed`: fresh before this time (store clock, epoch ms). */
-  expiresAt: number | null;
-  /** `ready`: may be served stale (while one builder revalidates) before this time; null = never stale. */
-  staleUntil: number | null;
-  updatedAt: number;
-}
-
-/** A request to use `(cache, key)`; see {@link Backend.acquireCacheEntry}. */
-export interface CacheAcquireRequest {
-  cache: string;
-  key: string;
-  /** Who builds if this caller becomes the builder (worker id or process id), for operators. */
-  owner: string;
-  /** The builder token this caller will hold if it becomes the builder. */
-  token: string;
-  /** Builder lease length from now. */
-  leaseMs: number;
-}
-
-/** Outcome of {@link Backend.acquireCacheEntry}. */
-export type CacheAcquireResult =
-  /** `ready` and fresh: serve `entry.value`. */
-  | { state: 'hit'; entry: CacheEntry }
-  /**
-   * `ready`, past `expiresAt` but before `staleUntil`: serve `entry.value`. `revalidate` is true
-   * when this caller took the builder lease to rebuild it (at most one caller at a time).
-   */
-  | { state: 'stale'; entry: CacheEntry; revalidate: boolean }
-  /** `failed` and fresh: the negative entry; `entry.error` says why. */
-  | { state: 'negative'; entry: CacheEntry }
-  /** Another caller holds a live builder lease on an entry with nothing servable: wait for it. */
-  | { state: 'building'; entry: CacheEntry }
-  /**
-   * This caller now holds the builder lease (`entry.builderToken === token`): the entry was
-   * missing, expired (ready past `staleUntil`/`expiresAt`, failed past `expiresAt`) or its
-   * builder's lease expired. Build, then {@link Backend.completeCacheEntry} or {@link Backend.failCacheEntry}.
-   */
-  | { state: 'build'; entry: CacheEntry };
-
-/** Ends a build with a value; see {@link Backend.completeCacheEntry}. */
-export interface CacheCompleteRequest {
-  cache: string;
-  key: string;
-  token: string;
-  value: JsonValue;
-  /** Fresh for this long from now (the caller adds jitter). */
-  ttlMs: number;
-  /** Servable stale for this long after it expires; 0 = never stale. */
-  staleMs: number;
-}
-
-/** Ends a build without a value; see {@link Backend.failCacheEntry}. */
-export interface CacheFailRequest {
-  cache: string;
-  key: string;
-  token: string;
-  /**
-   * A permanent failure: the entry becomes a negative entry (`failed`) for `ttlMs`. Absent
-   * (transient failure): the lease is released: a `building` entry is removed, a revalidating
-   * `ready` entry keeps its old value.
-   */
-  negative?: { error: JsonValue; ttlMs: number };
-}
-
-/**
- * A remembered client request (`Idempotency-Key`): the first request with `(scope, key)` stores
- * `requestHash` and `value`; later ones get the stored record back.
- */
-export interface RequestRecord {
-  scope: string;
-  key: string;
-  /** Hash of what identifies the request (e.g. sha256 of the canonical body). */
-  requestHash: string;
-  /** What the first request produced (e.g. `{ runId, contentHash }`). */
-  value: JsonValue;
-  createdAt: number;
-}
 
 /**
  * What to do with a failed attempt; decided by the engine from the error class and policy (see
@@ -580,43 +453,11 @@ export interface Backend {
   close(): Promise<void>;
 }
 
-/** A stored immutable blob, addressed by content. */
-export interface ArtifactRef {
-  /** `sha256:<hex>`. */
-  ref: string;
-  size: number;
-  mediaType: string;
-}
-
-/** Content-addressed immutable artifact storage. */
-export interface ArtifactStore {
-  /**
-   * Writes to a temp file while hashing, fsyncs, then renames into place. Writing the same
-   * content twice yields one object. A half-written object is never visible.
-   */
-  put(data: Uint8Array | AsyncIterable<Uint8Array>, options?: { mediaType?: string; maxBytes?: number }): Promise<ArtifactRef>;
-  /** Reads an artifact; verifies its size (and its checksum when `verify`). `NotFoundError` if absent. */
-  get(ref: string, options?: { verify?: boolean }): Promise<Uint8Array>;
-  /** True when the object exists with the right size. */
-  has(ref: string): Promise<boolean>;
-  /** Removes temp files older than `olderThanMs`; returns how many. */
-  collectOrphanedTemps(olderThanMs: number): Promise<number>;
-  /** Every stored object, in no particular order, with when it was last written (epoch ms). */
-  list(): AsyncIterable<StoredArtifact>;
-  /**
-   * Removes an object and its records; false if it was not there, or (with `notModifiedAfter`)
-   * if it was written again after that time (a re-put made it live again). For garbage collection only.
-   */
-  remove(ref: string, options?: { notModifiedAfter?: number }): Promise<boolean>;
-}
-
-/** An object as {@link ArtifactStore.list} reports it. */
-export interface StoredArtifact {
-  ref: string;
-  size: number;
-  /** Last write (a re-put of the same content refreshes it), epoch ms. */
-  modifiedAt: number;
-}
+// The port's record types live in their own files; re-exported so that ports.ts stays the one import.
+export { CacheEntryStatus } from './cache-entries.ts';
+export type { CacheAcquireRequest, CacheAcquireResult, CacheCompleteRequest, CacheEntry, CacheFailRequest };
+export type { Publication, PublicationRequest, RequestRecord };
+export type { ArtifactRef, ArtifactStore, StoredArtifact };
 
 /** Error classes, re-exported for ports' users. */
 export type { ErrorClass };

@@ -1,0 +1,39 @@
+/** The artifact store port: content-addressed immutable blobs. */
+
+/** A stored immutable blob, addressed by content. */
+export interface ArtifactRef {
+  /** `sha256:<hex>`. */
+  ref: string;
+  size: number;
+  mediaType: string;
+}
+
+/** Content-addressed immutable artifact storage. */
+export interface ArtifactStore {
+  /**
+   * Writes to a temp file while hashing, fsyncs, then renames into place. Writing the same
+   * content twice yields one object. A half-written object is never visible.
+   */
+  put(data: Uint8Array | AsyncIterable<Uint8Array>, options?: { mediaType?: string; maxBytes?: number }): Promise<ArtifactRef>;
+  /** Reads an artifact; verifies its size (and its checksum when `verify`). `NotFoundError` if absent. */
+  get(ref: string, options?: { verify?: boolean }): Promise<Uint8Array>;
+  /** True when the object exists with the right size. */
+  has(ref: string): Promise<boolean>;
+  /** Removes temp files older than `olderThanMs`; returns how many. */
+  collectOrphanedTemps(olderThanMs: number): Promise<number>;
+  /** Every stored object, in no particular order, with when it was last written (epoch ms). */
+  list(): AsyncIterable<StoredArtifact>;
+  /**
+   * Removes an object and its records; false if it was not there, or (with `notModifiedAfter`)
+   * if it was written again after that time (a re-put made it live again). For garbage collection only.
+   */
+  remove(ref: string, options?: { notModifiedAfter?: number }): Promise<boolean>;
+}
+
+/** An object as `ArtifactStore.list` reports it. */
+export interface StoredArtifact {
+  ref: string;
+  size: number;
+  /** Last write (a re-put of the same content refreshes it), epoch ms. */
+  modifiedAt: number;
+}
