@@ -3,7 +3,7 @@
  * new version, describe an asset (versions, publications, run status), read a published profile,
  * delete publications.
  */
-import { NotFoundError, ValidationError, type Kiln, type Publication, type Run } from '../../index.ts';
+import { NotFoundError, PipelineError, ValidationError, type Kiln, type Publication, type Run } from '../../index.ts';
 import { ASSET_ID, type AssetSource, type ThumbnailsInput } from './input.ts';
 import { THUMBNAILS_PIPELINE } from './pipeline.ts';
 import { thumbnailsSettings } from './settings.ts';
@@ -40,6 +40,14 @@ export interface AssetService {
   read(assetId: string, profile: string): Promise<{ publication: Publication; bytes: Uint8Array }>;
   /** Removes the asset's publications; returns how many. */
   remove(assetId: string): Promise<number>;
+}
+
+/** Statuses of runs that may still publish. */
+const UNFINISHED = ['queued', 'running', 'parked'] as const;
+
+/** A run that ended meanwhile needs no cancelling. */
+function ignoreEnded(err: unknown): void {
+  if (!(err instanceof PipelineError && err.code === 'INVALID_TRANSITION')) throw err;
 }
 
 /** Throws `ValidationError` unless `assetId` is a valid asset id. */
@@ -93,6 +101,17 @@ export function createAssetService(kiln: Kiln): AssetService {
     },
     async remove(assetId) {
       checkAssetId(assetId);
+      const listUnfinished = (status: (typeof UNFINISHED)[number]) =>
+        kiln.listRuns({ pipeline: THUMBNAILS_PIPELINE, subjectId: assetId, status, limit: LISTED_VERSIONS });
+      // Runs still in flight are cancelled first, so none of them can publish after the delete
+      // (a cancelled run's jobs are gone: its publish commit is refused).
+      for (const status of UNFINISHED) {
+        // Cancelled runs leave the listing, so each page is a fresh one until none is left.
+        for (let page = await listUnfinished(status); page.length > 0; page = await listUnfinished(status)) {
+          for (const run of page) await kiln.cancelRun(run.id, 'asset deleted').catch(ignoreEnded);
+          if (page.length < LISTED_VERSIONS) break;
+        }
+      }
       return kiln.deletePublications(assetId);
     },
   };

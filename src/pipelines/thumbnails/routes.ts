@@ -4,7 +4,7 @@
  *                                   multipart/form-data (first file part) -> 202 {asset_id, version, run_id, status_url}
  *   GET    /v1/assets/:id           versions, per-profile publication, run status
  *   GET    /v1/assets/:id/:profile  the published bytes, ETag = artifact hash, 304 on If-None-Match
- *   DELETE /v1/assets/:id           removes the publications (artifacts are collected later)
+ *   DELETE /v1/assets/:id           cancels versions still in flight, removes the publications (artifacts are collected later)
  * An upload over the limit is 413 before anything is stored (by Content-Length, or as soon as the
  * streamed body passes the limit, its partial temp file removed).
  */
