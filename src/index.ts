@@ -50,5 +50,6 @@ export { DEFAULT_STAGE_POLICY, Isolation, type StagePolicy, type StagePolicyOver
 export type { Backend, ArtifactStore, ArtifactRef, RunDetail, SubmitRunResult, Publication, PublicationRequest, RequestRecord, CacheEntry } from './core/ports.ts';
 export { createKiln } from './engine/create-kiln.ts';
 export type { SingleFlightCache, CacheKeyOptions, CacheLookup, CacheBuildContext } from './core/cache.ts';
+export { ifNoneMatch } from './http/pipeline-routes.ts';
 export type { PipelineRoutes, PipelineRoutesOptions, PipelineRequest, PipelineReply } from './http/pipeline-routes.ts';
 export type { Kiln, KilnOptions, SubmitOptions, Worker, WorkerOptions, PolicyOverrides } from './engine/kiln-types.ts';

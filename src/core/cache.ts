@@ -4,7 +4,6 @@
  * Implemented by the engine (src/engine/single-flight-cache.ts) over the Backend's cache entries.
  */
 import type { JsonValue } from './model.ts';
-import type { CacheEntry } from './ports.ts';
 import type { CacheRequestResult } from './observer.ts';
 
 /** Which entry, and how long it lives. */
@@ -51,6 +50,4 @@ export interface SingleFlightCache {
    * other error releases the key (the next caller builds) and is rethrown to this caller only.
    */
   getOrBuild<T extends JsonValue>(options: CacheKeyOptions, build: (ctx: CacheBuildContext) => Promise<T>): Promise<CacheLookup<T>>;
-  /** Reads an entry without building or counting (null when absent). */
-  peek(cache: string, key: string): Promise<CacheEntry | null>;
 }

@@ -68,7 +68,7 @@ export function createKiln(options: KilnOptions): Kiln {
     }
   };
   /** Sleeps `ms`, or less if a worker of this process ends the run meanwhile. */
-  const sleepUntilEnded = (runId: string, ms: number): Promise<void> =>
+  const untilRunEnds = (runId: string, ms: number): Promise<void> =>
     new Promise((resolve) => {
       const wake = (event: RunEndedEvent): void => {
         if (event.runId === runId) done();
@@ -157,6 +157,7 @@ export function createKiln(options: KilnOptions): Kiln {
 
     createWorker: (workerOptions) => createWorker({ backend, plan, artifacts, logger, observer, clock, ids, random, cache, runEnded, settings }, workerOptions),
     settingsOf: (pipeline) => settings.get(pipeline) ?? null,
+    untilRunEnds,
     onRunEnded(listener) {
       runEndedListeners.add(listener);
       return () => void runEndedListeners.delete(listener);
@@ -176,7 +177,7 @@ export function createKiln(options: KilnOptions): Kiln {
       for (;;) {
         const detail = await getRun(runId);
         if (done(detail.run.status) || clock.now() >= deadline) return detail;
-        await sleepUntilEnded(runId, Math.min(WAIT_POLL_MS, Math.max(1, deadline - clock.now())));
+        await untilRunEnds(runId, Math.min(WAIT_POLL_MS, Math.max(1, deadline - clock.now())));
       }
     },
   };

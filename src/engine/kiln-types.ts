@@ -149,6 +149,11 @@ export interface Kiln {
    * other processes are not reported, so waiters also poll. Returns an unsubscribe function.
    */
   onRunEnded(listener: (event: RunEndedEvent) => void): () => void;
+  /**
+   * Resolves after `ms`, or as soon as a worker of this process ends run `runId` (see
+   * {@link Kiln.onRunEnded}): the wait between two polls of a waiter.
+   */
+  untilRunEnds(runId: string, ms: number): Promise<void>;
   /** Resolves when the run reaches one of `statuses` (default: any not queued/running) or `timeoutMs` passes. */
   waitForRun(runId: string, options?: { timeoutMs?: number; statuses?: readonly RunStatus[] }): Promise<RunDetail>;
 }

@@ -194,6 +194,5 @@ export function createSingleFlightCache(deps: SingleFlightCacheDeps): SingleFlig
         }
       }
     },
-    peek: (cache, key) => deps.backend.getCacheEntry(cache, key),
   };
 }

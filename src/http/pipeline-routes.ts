@@ -20,3 +20,16 @@ export interface PipelineRoutes {
 /** The request and reply types a pipeline's handlers see (fastify's, re-exported so pipelines import only kiln). */
 export type PipelineRequest = FastifyRequest;
 export type PipelineReply = FastifyReply;
+
+/**
+ * True when the request's `If-None-Match` names `etag` (a quoted strong tag such as `"abc"`;
+ * weak comparison, so `W/"abc"` matches too) or is `*`: answer 304.
+ */
+export function ifNoneMatch(request: FastifyRequest, etag: string): boolean {
+  const header = request.headers['if-none-match'];
+  if (typeof header !== 'string') return false;
+  return header.split(',').some((tag) => {
+    const t = tag.trim();
+    return t === '*' || t === etag || t === `W/${etag}`;
+  });
+}

@@ -41,8 +41,6 @@ export interface QrRequest {
 export interface QrService {
   /** Renders (or finds) the image of a request, waiting up to `waitMs` for it. */
   request(request: QrRequest): Promise<QrAnswer>;
-  /** The published image of `hash`, or null. */
-  lookup(hash: string): Promise<MemoImage | null>;
   /** The image if published, else the run building it (started again if needed); `NotFoundError` for an unknown hash. */
   byHash(hash: string): Promise<QrAnswer>;
   /** The run of a request id (request ids are run ids) and its content hash; `NotFoundError` if unknown or not a QR run. */
@@ -100,7 +98,7 @@ export function createQrService(kiln: Kiln): QrService {
       const image = await lookup(hash);
       if (image) return image;
       if (Date.now() >= deadline) return null;
-      await untilRunEnds(kiln, run.id, intervalMs);
+      await kiln.untilRunEnds(run.id, intervalMs);
       intervalMs = Math.min(POLL_MAX_MS, intervalMs * 2);
       // The publication is the cheap read; the run is checked now and then to stop on failure.
       if (polls % 8 === 0) {
@@ -149,7 +147,6 @@ export function createQrService(kiln: Kiln): QrService {
       if (idempotencyKey !== undefined) await checkIdempotencyKey(idempotencyKey, qrContentHash(options));
       return build(options, waitMs);
     },
-    lookup,
     async byHash(hash) {
       const image = await lookup(hash);
       if (image) return { kind: 'image', hash, image };
@@ -169,21 +166,6 @@ export function createQrService(kiln: Kiln): QrService {
 }
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47];
-
-/** Waits `ms`, or less when a worker of this process ends the run (then the publication is there). */
-function untilRunEnds(kiln: Kiln, runId: string, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      unsubscribe();
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    const unsubscribe = kiln.onRunEnded((event) => {
-      if (event.runId === runId) done();
-    });
-  });
-}
 
 /** Shares one promise per key among concurrent callers; the next caller after it settles starts anew. */
 function coalesce<T>(inFlight: Map<string, Promise<T>>, key: string, start: () => Promise<T>): Promise<T> {

@@ -6,7 +6,7 @@
  *   GET  /v1/requests/:id  the status of a request (request ids are run ids)
  * `wait` (ms, body field or query parameter) bounds how long a request waits for its render.
  */
-import { ValidationError, type PipelineReply, type PipelineRequest, type PipelineRoutes, type Run } from '../../index.ts';
+import { ifNoneMatch, ValidationError, type PipelineReply, type PipelineRequest, type PipelineRoutes, type Run } from '../../index.ts';
 import { QR_PIPELINE } from './pipeline.ts';
 import { createQrService, QR_WAIT_DEFAULT_MS, QR_WAIT_MAX_MS, type QrAnswer } from './qr-service.ts';
 
@@ -40,16 +40,6 @@ function idempotencyKeyOf(request: PipelineRequest): string | undefined {
   return key;
 }
 
-/** True when `If-None-Match` names this hash (strong or weak) or is `*`. */
-function notModified(request: PipelineRequest, hash: string): boolean {
-  const header = request.headers['if-none-match'];
-  if (typeof header !== 'string') return false;
-  return header.split(',').some((tag) => {
-    const t = tag.trim();
-    return t === '*' || t === `"${hash}"` || t === `W/"${hash}"`;
-  });
-}
-
 function pendingBody(hash: string, run: Run) {
   return {
     request_id: run.id,
@@ -65,7 +55,7 @@ function send(request: PipelineRequest, reply: PipelineReply, answer: QrAnswer):
     return reply.status(202).header('location', `/v1/requests/${answer.run.id}`).send(pendingBody(answer.hash, answer.run));
   }
   void reply.header('etag', `"${answer.hash}"`).header('cache-control', IMMUTABLE).header('content-location', `/v1/qr/${answer.hash}`);
-  if (notModified(request, answer.hash)) return reply.status(304).send();
+  if (ifNoneMatch(request, `"${answer.hash}"`)) return reply.status(304).send();
   return reply.status(200).type(answer.image.mediaType).send(Buffer.from(answer.image.bytes.buffer, answer.image.bytes.byteOffset, answer.image.bytes.byteLength));
 }
 

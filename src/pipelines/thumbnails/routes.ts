@@ -9,7 +9,7 @@
  * streamed body passes the limit, its partial temp file removed).
  */
 import type { Readable } from 'node:stream';
-import { PipelineError, type PipelineReply, type PipelineRequest, type PipelineRoutes } from '../../index.ts';
+import { ifNoneMatch, PipelineError, type PipelineReply, type PipelineRoutes } from '../../index.ts';
 import { createAssetService, type StartedVersion } from './asset-service.ts';
 import { THUMBNAILS_PIPELINE } from './pipeline.ts';
 
@@ -38,12 +38,6 @@ function accepted(reply: PipelineReply, started: StartedVersion): PipelineReply 
     .status(202)
     .header('location', `/v1/assets/${started.assetId}`)
     .send({ asset_id: started.assetId, version: started.version, run_id: started.run.id, status: started.run.status, status_url: statusUrl });
-}
-
-/** An ETag names the artifact (its hash); `*` or a listed tag means not modified. */
-function notModified(request: PipelineRequest, etag: string): boolean {
-  const header = request.headers['if-none-match'];
-  return typeof header === 'string' && header.split(',').some((t) => ['*', etag, `W/${etag}`].includes(t.trim()));
 }
 
 /** The asset routes. */
@@ -81,7 +75,7 @@ export const assetRoutes: PipelineRoutes = {
       const etag = `"${publication.artifactRef.slice('sha256:'.length)}"`;
       // The same URL serves a newer version later: cache, but revalidate (the ETag makes that cheap).
       void reply.header('etag', etag).header('cache-control', 'no-cache').header('x-asset-version', String(publication.subjectVersion));
-      if (notModified(request, etag)) return reply.status(304).send();
+      if (ifNoneMatch(request, etag)) return reply.status(304).send();
       return reply.status(200).type(sniffImageType(bytes)).send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
     });
 
