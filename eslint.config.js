@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 
 const root = import.meta.dirname;
 
-/** Store drivers and server frameworks: only backends (drivers), http (fastify) and cli may hold them. */
+/** Store drivers and server frameworks: only stores (drivers), http (fastify) and cli may hold them. */
 const DRIVERS = ['pg', 'pg/*', 'better-sqlite3', 'ioredis', 'bullmq', 'fastify', 'fastify/*', '@fastify/*'];
 /** I/O modules core must not touch (time and ids are injected; files go through ArtifactStore). */
 const NODE_IO = ['fs', 'fs/*', 'node:fs', 'node:fs/*', 'net', 'node:net', 'node:http', 'node:https', 'node:child_process'];
@@ -16,21 +16,21 @@ function bannedPackages(group, message) {
   return ['error', { patterns: [{ group, message }] }];
 }
 
-/** Code every backend may share (pure TypeScript over core, no driver); itself a folder of src/backends. */
-const SHARED_BACKEND_CODE = 'shared';
+/** Code every store may share (pure TypeScript over core, no driver); itself a folder of src/stores. */
+const SHARED_STORE_CODE = 'shared';
 
 /**
- * One zone per backend folder: a backend imports core, the shared backend code and itself, never
- * another backend. The shared folder gets a zone too, so it imports core and itself only.
+ * One zone per store folder: a store imports core, the shared store code and itself, never
+ * another store. The shared folder gets a zone too, so it imports core and itself only.
  */
-const backendZones = readdirSync(new URL('./src/backends', import.meta.url), { withFileTypes: true })
+const storeZones = readdirSync(new URL('./src/stores', import.meta.url), { withFileTypes: true })
   .filter((d) => d.isDirectory())
   .map((d) => ({
-    target: `./src/backends/${d.name}`,
+    target: `./src/stores/${d.name}`,
     from: './src',
     // A Set: for the shared folder itself the last two are one path, and the rule rejects duplicates.
-    except: [...new Set(['./core', `./backends/${SHARED_BACKEND_CODE}`, `./backends/${d.name}`])],
-    message: 'A backend imports only src/core, src/backends/shared and its own folder; backends never import each other (STYLE.md).',
+    except: [...new Set(['./core', `./stores/${SHARED_STORE_CODE}`, `./stores/${d.name}`])],
+    message: 'A store imports only src/core, src/stores/shared and its own folder; stores never import each other (STYLE.md).',
   }));
 
 export default tseslint.config(
@@ -69,13 +69,13 @@ export default tseslint.config(
               target: './src/engine',
               from: './src',
               except: ['./core', './engine'],
-              message: 'src/engine orchestrates over the ports in src/core only: no backends, http, cli or drivers.',
+              message: 'src/engine orchestrates over the ports in src/core only: no stores, http, cli or drivers.',
             },
-            ...backendZones,
+            ...storeZones,
             {
               target: './src/http',
-              from: ['./src/backends', './src/cli'],
-              message: 'src/http talks to the engine, never to a backend directly (and never to the CLI).',
+              from: ['./src/stores', './src/cli'],
+              message: 'src/http talks to the engine, never to a store directly (and never to the CLI).',
             },
             {
               target: './src/pipelines',
@@ -85,8 +85,8 @@ export default tseslint.config(
             },
             {
               target: ['./src/config', './src/observe', './src/artifacts'],
-              from: ['./src/http', './src/cli', './src/backends'],
-              message: 'Imports point one way: cli, http -> engine -> core <- backends.',
+              from: ['./src/http', './src/cli', './src/stores'],
+              message: 'Imports point one way: cli, http -> engine -> core <- stores.',
             },
           ],
         },
@@ -102,7 +102,7 @@ export default tseslint.config(
   {
     files: ['src/engine/**'],
     rules: {
-      'no-restricted-imports': bannedPackages(DRIVERS, 'src/engine works over the Backend port; drivers belong to src/backends.'),
+      'no-restricted-imports': bannedPackages(DRIVERS, 'src/engine works over the Store port; drivers belong to src/stores.'),
     },
   },
   {
@@ -112,15 +112,15 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/backends/**', 'src/pipelines/**', 'src/config/**', 'src/observe/**', 'src/artifacts/**'],
+    files: ['src/stores/**', 'src/pipelines/**', 'src/config/**', 'src/observe/**', 'src/artifacts/**'],
     rules: {
       'no-restricted-imports': bannedPackages(['fastify', 'fastify/*', '@fastify/*'], 'Only src/http serves HTTP.'),
     },
   },
   {
-    files: [`src/backends/${SHARED_BACKEND_CODE}/**`],
+    files: [`src/stores/${SHARED_STORE_CODE}/**`],
     rules: {
-      'no-restricted-imports': bannedPackages(DRIVERS, 'src/backends/shared is driver-free: each backend keeps its own driver.'),
+      'no-restricted-imports': bannedPackages(DRIVERS, 'src/stores/shared is driver-free: each store keeps its own driver.'),
     },
   },
 );

@@ -1,6 +1,6 @@
 /**
- * kiln's public API. Explicit named exports only; backends live behind their own modules
- * (`src/backends/<name>/index.ts`) so optional drivers load only when used.
+ * kiln's public API. Explicit named exports only; stores live behind their own modules
+ * (`src/stores/<name>/index.ts`) so optional drivers load only when used.
  */
 export { systemClock, createFakeClock, type Clock, type FakeClock } from './core/clock.ts';
 export { createIdGenerator, type IdGenerator } from './core/ids.ts';
@@ -13,7 +13,7 @@ export {
   NotFoundError,
   ConflictError,
   LeaseLostError,
-  BackendUnavailableError,
+  StoreUnavailableError,
   SchemaVersionError,
   StageFailure,
   ErrorClass,
@@ -47,7 +47,13 @@ export {
   type ThreadStageInput,
 } from './core/pipeline/define-pipeline.ts';
 export { DEFAULT_STAGE_POLICY, Isolation, type StagePolicy, type StagePolicyOverrides } from './core/policy/stage-policy.ts';
-export type { Backend, ArtifactStore, ArtifactRef, RunDetail, SubmitRunResult, Publication, PublicationRequest, RequestRecord, CacheEntry } from './core/ports.ts';
+export type { ArtifactStore, ArtifactRef } from './core/ports/artifact-store.ts';
+export type { CacheEntry } from './core/ports/cache.ts';
+export type { SubmitRunResult } from './core/ports/jobs.ts';
+export type { Publication, PublicationRequest } from './core/ports/publications.ts';
+export type { RunDetail } from './core/ports/reads.ts';
+export type { RequestRecord } from './core/ports/requests.ts';
+export type { Store } from './core/ports/store.ts';
 export { createKiln } from './engine/create-kiln.ts';
 export type { SingleFlightCache, CacheKeyOptions, CacheLookup, CacheBuildContext } from './core/cache.ts';
 export { ifNoneMatch } from './http/pipeline-routes.ts';

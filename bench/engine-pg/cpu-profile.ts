@@ -102,7 +102,7 @@ function areaOf(frame: ProfileNode['callFrame']): string {
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
   if (pkg?.[1]) return `node_modules/${pkg[1]}`;
   const parts = path.split('/');
-  return parts.slice(0, parts[0] === 'src' && parts[1] === 'backends' ? 3 : 2).join('/');
+  return parts.slice(0, parts[0] === 'src' && parts[1] === 'stores' ? 3 : 2).join('/');
 }
 
 function selfTimeByNode(profile: Profile): Map<number, number> {

@@ -1,5 +1,5 @@
 /**
- * Child process: kiln on the PostgreSQL backend, in its own fresh schema, one worker with the
+ * Child process: kiln on the PostgreSQL store, in its own fresh schema, one worker with the
  * default settings (per-stage concurrency C).
  *  - noop:   runs of a 1-stage no-op pipeline, submitted before the worker starts (not timed).
  *  - chains: runs of a 5-stage no-op pipeline; the engine enqueues each next stage in the
@@ -14,16 +14,17 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { createFsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts';
-import { createPostgresBackend } from '../../src/backends/postgres/index.ts';
+import { createPostgresStore } from '../../src/stores/postgres/index.ts';
 import { noopObserver, type EngineObserver } from '../../src/core/observer.ts';
 import { definePipeline } from '../../src/core/pipeline/define-pipeline.ts';
-import type { ArtifactStore, Backend } from '../../src/core/ports.ts';
+import type { ArtifactStore } from '../../src/core/ports/artifact-store.ts';
+import type { Store } from '../../src/core/ports/store.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln } from '../../src/engine/kiln-types.ts';
 import { emitResultLine } from '../engine/engine-result.ts';
 import { warmupRunsFor } from '../engine/kiln-bench.ts';
 import { SubmitMode, submitHeads } from '../engine/submit-heads.ts';
-import { timeBackendCalls, type TimedBackend } from './backend-call-timer.ts';
+import { timeStoreCalls, type TimedStore } from './store-call-timer.ts';
 import { startCpuProfile, type CpuProfileSummary } from './cpu-profile.ts';
 import { benchSchemaName, parsePgChildArgs, type PgChildArgs } from './pg-child-args.ts';
 import { CHAIN_STAGE_COUNT, measurePhase, PgScenario, type PgBenchResult, type PhaseTiming } from './pg-bench-result.ts';
@@ -39,12 +40,12 @@ interface KilnContext {
   artifacts: ArtifactStore;
 }
 
-/** An open engine over its own backend (its own pool). */
+/** An open engine over its own store (its own pool). */
 interface KilnSession {
   kiln: Kiln;
-  backend: Backend;
+  store: Store;
   /** Claim and commit call times through this session. */
-  calls: TimedBackend['stats'];
+  calls: TimedStore['stats'];
   /** Stage executions that did not succeed. */
   failures(): number;
 }
@@ -71,10 +72,10 @@ function buildPipeline(ctx: KilnContext, progress: Progress) {
   return definePipeline({ name: PIPELINE, version: 1, defaults: { concurrency: ctx.args.concurrency, prefetch: prefetchFor(ctx, stageCount) }, stages });
 }
 
-/** Opens a backend on the bench schema (migrating it) and an engine whose observer feeds `progress`. */
+/** Opens a store on the bench schema (migrating it) and an engine whose observer feeds `progress`. */
 async function openSession(ctx: KilnContext, progress: Progress): Promise<KilnSession> {
-  const backend = createPostgresBackend({ connectionString: ctx.args.connectionString, schema: ctx.schema });
-  await backend.migrate();
+  const store = createPostgresStore({ connectionString: ctx.args.connectionString, schema: ctx.schema });
+  await store.migrate();
   let failed = 0;
   // Spread the no-op observer so events added to the port later need no change here.
   const observer: EngineObserver = {
@@ -87,9 +88,9 @@ async function openSession(ctx: KilnContext, progress: Progress): Promise<KilnSe
       if (status === 'succeeded') progress.finished();
     },
   };
-  const timed = timeBackendCalls(backend);
-  const kiln = createKiln({ backend: timed.backend, artifacts: ctx.artifacts, pipelines: [buildPipeline(ctx, progress)], observer });
-  return { kiln, backend, calls: timed.stats, failures: () => failed };
+  const timed = timeStoreCalls(store);
+  const kiln = createKiln({ store: timed.store, artifacts: ctx.artifacts, pipelines: [buildPipeline(ctx, progress)], observer });
+  return { kiln, store, calls: timed.stats, failures: () => failed };
 }
 
 async function submitRuns(kiln: Kiln, mode: SubmitMode, count: number, offset: number): Promise<void> {
@@ -107,7 +108,7 @@ async function submitParallel(kiln: Kiln, count: number, offset: number): Promis
   await Promise.all(Array.from({ length: PREFILL_PARALLEL }, lane));
 }
 
-/** Unmeasured warm-up on its own backend (closed before measuring), so JIT and statement preparation do not count. */
+/** Unmeasured warm-up on its own store (closed before measuring), so JIT and statement preparation do not count. */
 async function warmUp(ctx: KilnContext, warmup: number): Promise<void> {
   const progress = createProgress('kiln warm-up');
   const session = await openSession(ctx, progress);
@@ -120,7 +121,7 @@ async function warmUp(ctx: KilnContext, warmup: number): Promise<void> {
     await progress.waitFor(warmup);
   } finally {
     await worker.stop(1_000);
-    await session.backend.close();
+    await session.store.close();
   }
 }
 
@@ -129,11 +130,11 @@ async function prefill(ctx: KilnContext, count: number, offset: number): Promise
   try {
     await submitParallel(session.kiln, count, offset);
   } finally {
-    await session.backend.close();
+    await session.store.close();
   }
 }
 
-/** Runs `body` with the worker started, profiling it when asked; always stops worker and backend. */
+/** Runs `body` with the worker started, profiling it when asked; always stops worker and store. */
 async function withWorker(ctx: KilnContext, session: KilnSession, body: () => Promise<PhaseTiming>): Promise<PhaseTiming> {
   const profileDir = process.env['KILN_BENCH_CPU_PROF_DIR'];
   const profiler = profileDir ? await startCpuProfile() : undefined;
@@ -144,10 +145,10 @@ async function withWorker(ctx: KilnContext, session: KilnSession, body: () => Pr
     let cpuProfile: CpuProfileSummary | undefined;
     if (profiler && profileDir) cpuProfile = await profiler.stop(profileDir, `kiln-${ctx.args.scenario}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
     if (session.failures() > 0) throw new Error(`${session.failures()} stage executions did not succeed`);
-    return { ...timing, extra: { ...timing.extra, backendCalls: session.calls(), ...(cpuProfile ? { cpuProfile } : {}) } };
+    return { ...timing, extra: { ...timing.extra, storeCalls: session.calls(), ...(cpuProfile ? { cpuProfile } : {}) } };
   } finally {
     await worker.stop(1_000);
-    await session.backend.close();
+    await session.store.close();
   }
 }
 
@@ -194,7 +195,7 @@ async function main(): Promise<PgBenchResult> {
       ...args,
       run: () => (args.scenario === PgScenario.Noop ? measureNoop(ctx) : measureChains(ctx, warmup)),
     });
-    const settings = args.system === 'kiln' ? 'createPostgresBackend defaults; worker defaults' : `stage prefetch ${prefetchFor(ctx, args.scenario === PgScenario.Noop ? 1 : CHAIN_STAGE_COUNT)}`;
+    const settings = args.system === 'kiln' ? 'createPostgresStore defaults; worker defaults' : `stage prefetch ${prefetchFor(ctx, args.scenario === PgScenario.Noop ? 1 : CHAIN_STAGE_COUNT)}`;
     return { ...result, extra: { ...result.extra, settings, warmup } };
   } finally {
     rmSync(dir, { recursive: true, force: true });

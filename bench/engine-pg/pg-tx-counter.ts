@@ -3,11 +3,11 @@
  * (`xact_commit`: every committed transaction, read-only ones included) and from the
  * transaction-id counter (write transactions and subtransactions that were assigned an xid).
  *
- * `xact_commit` is not live: each backend keeps its counts locally and flushes them at most
- * once a second while busy, or up to 10 s later while idle (PostgreSQL 15 pgstat). A backend
+ * `xact_commit` is not live: each store keeps its counts locally and flushes them at most
+ * once a second while busy, or up to 10 s later while idle (PostgreSQL 15 pgstat). A store
  * always flushes when it exits, so a reading is only exact once every client connection of the
  * phase has closed. {@link readTxCounters} therefore waits for the database to have no other
- * client backends before reading; phases must close their pools before the second reading.
+ * client stores before reading; phases must close their pools before the second reading.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
@@ -24,13 +24,13 @@ export interface TxCounters {
 const IDLE_TIMEOUT_MS = 10_000;
 const IDLE_POLL_MS = 20;
 /**
- * A backend leaves pg_stat_activity in an exit callback that runs just before the one that
+ * A store leaves pg_stat_activity in an exit callback that runs just before the one that
  * flushes its statistics, so a short pause after the last one disappears lets that flush land.
  */
 const FLUSH_GRACE_MS = 100;
 
 const OTHER_CLIENTS_SQL = `select count(*)::int as n from pg_stat_activity
-  where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid()`;
+  where datname = current_database() and backend_type = 'client store' and pid <> pg_backend_pid()`;
 const COUNTERS_SQL = `select xact_commit::float8 as xact_commit, pg_snapshot_xmax(pg_current_snapshot())::text as next_xid
   from pg_stat_database where datname = current_database()`;
 

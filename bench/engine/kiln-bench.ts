@@ -1,12 +1,14 @@
 /**
- * Measures kiln on any Backend: a 5-stage no-op pipeline, one worker polling every 5 ms, all
+ * Measures kiln on any Store: a 5-stage no-op pipeline, one worker polling every 5 ms, all
  * runs submitted in a tight loop (one by one, or `submitMany` chunks), timed until the observer
  * has seen every run succeed.
  */
 import { performance } from 'node:perf_hooks';
 import { noopObserver, type EngineObserver } from '../../src/core/observer.ts';
 import { definePipeline } from '../../src/core/pipeline/define-pipeline.ts';
-import type { ArtifactStore, Backend } from '../../src/core/ports.ts';
+import type { ArtifactStore } from '../../src/core/ports/artifact-store.ts';
+import type { JobsPort } from '../../src/core/ports/jobs.ts';
+import type { Store } from '../../src/core/ports/store.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln } from '../../src/engine/kiln-types.ts';
 import { summarize, type EngineResult } from './engine-result.ts';
@@ -23,8 +25,8 @@ const PHASE_TIMEOUT_MS = 150_000;
 export interface KilnBenchOptions {
   /** Row name in the report, e.g. `kiln-sqlite`. */
   system: string;
-  /** A migrated backend; closed by the benchmark. */
-  backend: Backend;
+  /** A migrated store; closed by the benchmark. */
+  store: Store;
   artifacts: ArtifactStore;
   runs: number;
   concurrency: number;
@@ -47,13 +49,13 @@ interface Probe {
 }
 
 /**
- * Wraps the backend so the end of each commit and each claim call can be timed. Only the
+ * Wraps the store so the end of each commit and each claim call can be timed. Only the
  * public port is touched; the extra cost is one Map lookup per call.
  */
-function instrument(backend: Backend, probe: Probe): Backend {
-  const commit: Backend['commit'] = async (items) => {
+function instrument(store: Store, probe: Probe): Store {
+  const commit: JobsPort['commit'] = async (items) => {
     const t0 = performance.now();
-    const results = await backend.commit(items);
+    const results = await store.jobs.commit(items);
     const t1 = performance.now();
     for (const item of items) {
       if (item.type !== 'complete') continue;
@@ -66,24 +68,15 @@ function instrument(backend: Backend, probe: Probe): Backend {
     }
     return results;
   };
-  const claimJobs: Backend['claimJobs'] = async (request) => {
+  const claim: JobsPort['claim'] = async (request) => {
     const t0 = performance.now();
-    const jobs = await backend.claimJobs(request);
+    const jobs = await store.jobs.claim(request);
     if (!probe.recording) return jobs;
     if (jobs.length > 0) probe.claimCallMs.push(performance.now() - t0);
     else probe.emptyClaims++;
     return jobs;
   };
-  const overrides: Partial<Backend> = { commit, claimJobs };
-  return new Proxy(backend, {
-    get(target, prop, receiver) {
-      const own = overrides[prop as keyof Backend];
-      if (own) return own;
-      const value: unknown = Reflect.get(target, prop, receiver);
-      // Bind to the real backend so class-based backends keep their private state reachable.
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
+  return { ...store, jobs: { ...store.jobs, claim, commit } };
 }
 
 /** Counts succeeded runs and failed stage executions; resolves waiters when a target is reached. */
@@ -146,8 +139,8 @@ export async function runKilnBench(options: KilnBenchOptions): Promise<EngineRes
   const rss = startRssSampler(50);
   const probe: Probe = { recording: false, handlerStartMs: new Map(), stageLatencyMs: [], commitCallMs: [], claimCallMs: [], emptyClaims: 0, handlerMs: [] };
   const counter = createCounter(probe);
-  const backend = instrument(options.backend, probe);
-  const kiln = createKiln({ backend, artifacts: options.artifacts, pipelines: [buildPipeline(options.concurrency, probe)], observer: counter.observer });
+  const store = instrument(options.store, probe);
+  const kiln = createKiln({ store, artifacts: options.artifacts, pipelines: [buildPipeline(options.concurrency, probe)], observer: counter.observer });
   const worker = kiln.createWorker({ pollMs: 5 });
   worker.start();
   try {
@@ -183,7 +176,7 @@ export async function runKilnBench(options: KilnBenchOptions): Promise<EngineRes
     };
   } finally {
     await worker.stop(1_000);
-    await options.backend.close();
+    await options.store.close();
   }
 }
 

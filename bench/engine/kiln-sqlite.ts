@@ -1,13 +1,13 @@
 /**
- * Child process: kiln on the SQLite backend, a fresh database file in a temp dir (WAL,
- * synchronous=NORMAL as the backend opens it). Prints one result line; removes the dir.
+ * Child process: kiln on the SQLite store, a fresh database file in a temp dir (WAL,
+ * synchronous=NORMAL as the store opens it). Prints one result line; removes the dir.
  * Usage: node --import tsx bench/engine/kiln-sqlite.ts --runs N --concurrency C [--submit single|bulk]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts';
-import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
+import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
 import { parseEngineArgs } from './engine-args.ts';
 import { emitResult } from './engine-result.ts';
 import { runKilnBench, warmupRunsFor } from './kiln-bench.ts';
@@ -15,11 +15,11 @@ import { runKilnBench, warmupRunsFor } from './kiln-bench.ts';
 const args = parseEngineArgs(process.argv.slice(2));
 const dir = mkdtempSync(join(tmpdir(), 'kiln-bench-sqlite-'));
 try {
-  const backend = createSqliteBackend({ path: join(dir, 'kiln.db') });
-  await backend.migrate();
+  const store = createSqliteStore({ path: join(dir, 'kiln.db') });
+  await store.migrate();
   const result = await runKilnBench({
     system: 'kiln-sqlite',
-    backend,
+    store,
     artifacts: createFsArtifactStore({ root: join(dir, 'artifacts') }),
     runs: args.runs,
     concurrency: args.concurrency,

@@ -19,7 +19,7 @@ import { mkdir, open, readdir, readFile, rename, rm, stat, utimes } from 'node:f
 import { dirname, join, resolve } from 'node:path';
 import { systemClock, type Clock } from '../core/clock.ts';
 import { NotFoundError, PipelineError, ValidationError } from '../core/errors.ts';
-import type { ArtifactRef, ArtifactStore, StoredArtifact } from '../core/ports.ts';
+import type { ArtifactRef, ArtifactStore, StoredArtifact } from '../core/ports/artifact-store.ts';
 
 /** Options of {@link createFsArtifactStore}. */
 export interface FsArtifactStoreOptions {

@@ -5,7 +5,7 @@
  */
 import type { Clock } from '../core/clock.ts';
 import { systemClock } from '../core/clock.ts';
-import type { Backend } from '../core/ports.ts';
+import type { Store } from '../core/ports/store.ts';
 import { StoreKind, type ResolvedStore } from '../config/schema.ts';
 import { redactSecrets } from '../config/store-url.ts';
 import { formatDurationMs } from './text-output.ts';
@@ -51,27 +51,27 @@ const DEFAULT_TIMEOUT_MS = 5_000;
  * Opens the store with `open`, runs every check and closes it. Never throws for a store problem:
  * a store that cannot be opened or does not answer is a failed `connectivity` check.
  */
-export async function runDoctorChecks(open: () => Promise<Backend>, options: DoctorOptions): Promise<DoctorCheck[]> {
+export async function runDoctorChecks(open: () => Promise<Store>, options: DoctorOptions): Promise<DoctorCheck[]> {
   const clock = options.hostClock ?? systemClock;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const bounded = <T>(work: Promise<T>, what: string): Promise<T> => withTimeout(work, timeoutMs, what, clock);
   const startedMs = clock.now();
-  let backend: Backend | undefined;
+  let store: Store | undefined;
   try {
-    backend = await bounded(open(), 'opening the store');
-    await bounded(backend.now(), 'the first round trip');
+    store = await bounded(open(), 'opening the store');
+    await bounded(store.now(), 'the first round trip');
   } catch (err) {
-    if (backend) await closeQuietly(backend, bounded);
+    if (store) await closeQuietly(store, bounded);
     const skipped = (name: string): DoctorCheck => ({ name, status: CheckStatus.skip, result: 'not checked: the store is unreachable', action: null });
     return [connectivityFailure(options.store, err), skipped('schema'), skipped('clock skew')];
   }
   try {
     const checks = [connectivityOk(options.store, clock.now() - startedMs)];
-    checks.push(await checkSchema(backend, bounded, options.store));
-    checks.push(await checkClockSkew(backend, bounded, options.store, clock));
+    checks.push(await checkSchema(store, bounded, options.store));
+    checks.push(await checkClockSkew(store, bounded, options.store, clock));
     return checks;
   } finally {
-    await closeQuietly(backend, bounded);
+    await closeQuietly(store, bounded);
   }
 }
 
@@ -82,8 +82,8 @@ export function allPassed(checks: readonly DoctorCheck[]): boolean {
 
 type Bounded = <T>(work: Promise<T>, what: string) => Promise<T>;
 
-function connectivityOk(store: ResolvedStore, elapsedMs: number): DoctorCheck {
-  const result = `${store.kind === StoreKind.sqlite ? 'opened' : 'connected'} in ${formatDurationMs(elapsedMs)}`;
+function connectivityOk(storeConfig: ResolvedStore, elapsedMs: number): DoctorCheck {
+  const result = `${storeConfig.kind === StoreKind.sqlite ? 'opened' : 'connected'} in ${formatDurationMs(elapsedMs)}`;
   if (elapsedMs <= SLOW_CONNECT_MS) return { name: 'connectivity', status: CheckStatus.ok, result, action: null };
   return {
     name: 'connectivity',
@@ -93,21 +93,21 @@ function connectivityOk(store: ResolvedStore, elapsedMs: number): DoctorCheck {
   };
 }
 
-function connectivityFailure(store: ResolvedStore, err: unknown): DoctorCheck {
+function connectivityFailure(storeConfig: ResolvedStore, err: unknown): DoctorCheck {
   const action =
-    store.kind === StoreKind.postgres
+    storeConfig.kind === StoreKind.postgres
       ? 'check that PostgreSQL runs and accepts connections at the host and port of the URL, and the user, password and database in it'
       : 'check the path (--db, KILN_DB, store.path) and that its folder is readable and writable; kiln migrate creates a new store';
-  return { name: 'connectivity', status: CheckStatus.fail, result: `cannot reach the store: ${errorText(err, store)}`, action };
+  return { name: 'connectivity', status: CheckStatus.fail, result: `cannot reach the store: ${errorText(err, storeConfig)}`, action };
 }
 
-async function checkSchema(backend: Backend, bounded: Bounded, store: ResolvedStore): Promise<DoctorCheck> {
+async function checkSchema(store: Store, bounded: Bounded, storeConfig: ResolvedStore): Promise<DoctorCheck> {
   const name = 'schema';
   let version;
   try {
-    version = await bounded(backend.schemaVersion(), 'reading the schema version');
+    version = await bounded(store.schemaVersion(), 'reading the schema version');
   } catch (err) {
-    return { name, status: CheckStatus.fail, result: `cannot read the schema version: ${errorText(err, store)}`, action: "check this user's permissions on the store" };
+    return { name, status: CheckStatus.fail, result: `cannot read the schema version: ${errorText(err, storeConfig)}`, action: "check this user's permissions on the store" };
   }
   const { current, latest } = version;
   if (current === latest) return { name, status: CheckStatus.ok, result: `version ${current} (up to date)`, action: null };
@@ -124,16 +124,16 @@ async function checkSchema(backend: Backend, bounded: Bounded, store: ResolvedSt
   return { name, status: CheckStatus.warn, result, action: 'run kiln migrate (kiln serve and kiln worker also migrate when they start)' };
 }
 
-async function checkClockSkew(backend: Backend, bounded: Bounded, store: ResolvedStore, clock: Clock): Promise<DoctorCheck> {
+async function checkClockSkew(store: Store, bounded: Bounded, storeConfig: ResolvedStore, clock: Clock): Promise<DoctorCheck> {
   const name = 'clock skew';
-  if (store.kind === StoreKind.sqlite) {
+  if (storeConfig.kind === StoreKind.sqlite) {
     return { name, status: CheckStatus.skip, result: 'n/a: SQLite uses this host\'s clock', action: null };
   }
   let skew: ClockSkew;
   try {
-    skew = await measureSkew(backend, bounded, clock);
+    skew = await measureSkew(store, bounded, clock);
   } catch (err) {
-    return { name, status: CheckStatus.fail, result: `cannot read the store clock: ${errorText(err, store)}`, action: 'check the connectivity failure above, then rerun' };
+    return { name, status: CheckStatus.fail, result: `cannot read the store clock: ${errorText(err, storeConfig)}`, action: 'check the connectivity failure above, then rerun' };
   }
   const { skewMs, errorMs } = skew;
   const size = Math.abs(skewMs);
@@ -151,11 +151,11 @@ interface ClockSkew {
 }
 
 /** The sample with the fastest round trip of {@link SKEW_SAMPLES}: the smallest error bound. */
-async function measureSkew(backend: Backend, bounded: Bounded, clock: Clock): Promise<ClockSkew> {
+async function measureSkew(store: Store, bounded: Bounded, clock: Clock): Promise<ClockSkew> {
   let best: ClockSkew = { skewMs: 0, errorMs: Number.POSITIVE_INFINITY };
   for (let i = 0; i < SKEW_SAMPLES; i++) {
     const sentMs = clock.now();
-    const storeMs = await bounded(backend.now(), 'reading the store clock');
+    const storeMs = await bounded(store.now(), 'reading the store clock');
     const receivedMs = clock.now();
     // The store read its clock somewhere within the round trip; assume the middle.
     const sample = { skewMs: storeMs - (sentMs + receivedMs) / 2, errorMs: (receivedMs - sentMs) / 2 };
@@ -165,9 +165,9 @@ async function measureSkew(backend: Backend, bounded: Bounded, clock: Clock): Pr
 }
 
 /** An error's message; for PostgreSQL with the URL's password masked (drivers may echo it). */
-function errorText(err: unknown, store: ResolvedStore): string {
+function errorText(err: unknown, storeConfig: ResolvedStore): string {
   const message = messageOf(err);
-  return store.kind === StoreKind.postgres ? redactSecrets(message, store.url) : message;
+  return storeConfig.kind === StoreKind.postgres ? redactSecrets(message, storeConfig.url) : message;
 }
 
 /** `work`, or a rejection naming `what` once `timeoutMs` passes without an answer. */
@@ -187,9 +187,9 @@ function withTimeout<T>(work: Promise<T>, timeoutMs: number, what: string, clock
   });
 }
 
-async function closeQuietly(backend: Backend, bounded: Bounded): Promise<void> {
+async function closeQuietly(store: Store, bounded: Bounded): Promise<void> {
   try {
-    await bounded(backend.close(), 'closing the store');
+    await bounded(store.close(), 'closing the store');
   } catch {
     // The report is what matters; a store that will not close cleanly is already reported.
   }

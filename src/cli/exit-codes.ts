@@ -49,7 +49,7 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, ExitCode>> = Object.freeze({
   WORKER_SHUTDOWN: ExitCode.unavailable,
   LOCK_HELD: ExitCode.conflict,
   LEASE_LOST: ExitCode.conflict,
-  BACKEND_UNAVAILABLE: ExitCode.unavailable,
+  STORE_UNAVAILABLE: ExitCode.unavailable,
   SCHEMA_VERSION_UNSUPPORTED: ExitCode.failure,
   STAGE_FAILED: ExitCode.failure,
   STAGE_TIMEOUT: ExitCode.failure,

@@ -9,14 +9,15 @@ import { createFsArtifactStore } from '../artifacts/fs-artifact-store.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Job } from '../core/model.ts';
 import type { PipelineDefinition } from '../core/pipeline/define-pipeline.ts';
-import type { ArtifactStore, Backend, MigrationResult } from '../core/ports.ts';
+import type { ArtifactStore } from '../core/ports/artifact-store.ts';
+import type { Store, MigrationResult } from '../core/ports/store.ts';
 import { loadConfig } from '../config/load.ts';
 import { StoreKind, type ResolvedConfig } from '../config/schema.ts';
 import { createKiln } from '../engine/create-kiln.ts';
 import type { Kiln, Worker } from '../engine/kiln-types.ts';
 import { createLogger } from '../observe/logger.ts';
 import { createMetrics, type KilnMetrics } from '../observe/metrics.ts';
-import { openBackend } from './open-backend.ts';
+import { openStore } from './open-store.ts';
 
 /** Flags that override configuration fields. */
 export interface RuntimeFlags {
@@ -46,7 +47,7 @@ export interface RuntimeOptions {
 /** Everything a command works with. */
 export interface Runtime {
   readonly config: ResolvedConfig;
-  readonly backend: Backend;
+  readonly store: Store;
   readonly artifacts: ArtifactStore;
   readonly logger: Logger;
   readonly metrics: KilnMetrics;
@@ -99,18 +100,18 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { config, logger } = loadRuntimeConfig(options);
   // Commands that open a runtime may create the store; its folder comes first.
   if (config.store.kind === StoreKind.sqlite && config.store.path !== ':memory:') mkdirSync(dirname(config.store.path), { recursive: true });
-  const backend = await openBackend(config.store, { logger });
+  const store = await openStore(config.store, { logger });
   let migration: MigrationResult;
   try {
-    migration = await backend.migrate();
+    migration = await store.migrate();
   } catch (err) {
-    await backend.close();
+    await store.close();
     throw err;
   }
   const artifacts = createFsArtifactStore({ root: config.artifacts.root });
   const metrics = createMetrics();
   const kiln = createKiln({
-    backend,
+    store,
     artifacts,
     pipelines: options.pipelines,
     policies: config.policies,
@@ -123,7 +124,7 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
   let closed: Promise<void> | undefined;
   return {
     config,
-    backend,
+    store,
     artifacts,
     logger,
     metrics,
@@ -138,6 +139,6 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
         artifactGraceMs: config.worker.artifactGraceMs,
         ...crashHook((options.env ?? process.env)[CRASH_BEFORE_COMMIT_ENV]),
       }),
-    close: () => (closed ??= backend.close()),
+    close: () => (closed ??= store.close()),
   };
 }

@@ -24,7 +24,7 @@ export const LogLevel = {
 /** One of {@link LogLevel}'s values. */
 export type LogLevel = (typeof LogLevel)[keyof typeof LogLevel];
 
-/** Store backends `kiln.yaml`, `KILN_STORE` and `--store` can select. */
+/** Stores `kiln.yaml`, `KILN_STORE` and `--store` can select. */
 export const StoreKind = {
   /** Embedded, one file, processes of one machine (the default). */
   sqlite: 'sqlite',
@@ -40,7 +40,7 @@ export const DEFAULT_PG_SCHEMA = 'kiln';
 /** An unquoted PostgreSQL identifier that needs no quoting (lower case, at most 63 bytes). */
 const SCHEMA_NAME_PATTERN = '^[a-z_][a-z0-9_]{0,62}$';
 
-/** The resolved store: exactly one backend, with what opening it needs. */
+/** The resolved store: exactly one store, with what opening it needs. */
 export type ResolvedStore =
   | { readonly kind: typeof StoreKind.sqlite; readonly path: string }
   | { readonly kind: typeof StoreKind.postgres; readonly url: string; readonly schema: string };
@@ -134,7 +134,7 @@ export const KilnFileSchema = Type.Object(
         {
           kind: Type.Optional(
             Type.Union([Type.Literal(StoreKind.sqlite), Type.Literal(StoreKind.postgres)], {
-              description: 'Store backend; when omitted, `url` selects postgres and otherwise sqlite is used.',
+              description: 'Which store; when omitted, `url` selects postgres and otherwise sqlite is used.',
             }),
           ),
           path: Type.Optional(
@@ -183,7 +183,7 @@ export const KilnFileSchema = Type.Object(
           ),
           bodyLimitBytes: Type.Optional(Type.Integer({ minimum: 1, default: 65_536, description: 'Largest accepted request body, bytes.' })),
           requestTimeoutMs: Type.Optional(
-            Duration('A request not answered within this long gets 503 BACKEND_UNAVAILABLE (a store that hangs must not hang clients).', {
+            Duration('A request not answered within this long gets 503 STORE_UNAVAILABLE (a store that hangs must not hang clients).', {
               default: 10_000,
               minimumMs: 1,
             }),
@@ -265,7 +265,7 @@ export const CONFIG_DEFAULTS: ResolvedSections = (() => {
   const raw = Value.Default(KilnFileSchema, {}) as Record<string, unknown>;
   // Default durations are written as integer ms, so they need no conversion.
   delete raw['pipelines'];
-  // The file's store fields cover both backends; the default selects SQLite at the default path.
+  // The file's store fields cover both stores; the default selects SQLite at the default path.
   raw['store'] = { kind: StoreKind.sqlite, path: (raw['store'] as { path: string }).path };
   for (const section of Object.values(raw)) Object.freeze(section);
   return Object.freeze(raw) as unknown as ResolvedSections;

@@ -1,7 +1,7 @@
 /**
  * The single-flight cache as handlers and routes see it: `getOrBuild` returns a cached value or
  * builds it, with at most one build per key at a time across every process sharing the store.
- * Implemented by the engine (src/engine/single-flight-cache.ts) over the Backend's cache entries.
+ * Implemented by the engine (src/engine/single-flight-cache.ts) over the Store's cache entries.
  */
 import type { JsonValue } from './model.ts';
 import type { CacheRequestResult } from './observer.ts';

@@ -98,9 +98,9 @@ export class LeaseLostError extends PipelineError {
 }
 
 /** The store cannot be reached right now (HTTP 503, retryable). */
-export class BackendUnavailableError extends PipelineError {
+export class StoreUnavailableError extends PipelineError {
   constructor(message: string, options: PipelineErrorOptions = {}) {
-    super('BACKEND_UNAVAILABLE', message, true, options);
+    super('STORE_UNAVAILABLE', message, true, options);
   }
 }
 
@@ -199,7 +199,7 @@ export const ERROR_CODES = {
   WORKER_SHUTDOWN: { status: 503, summary: 'The worker shut down; the job was handed back unworked.' },
   LOCK_HELD: { status: 409, summary: 'Another owner holds the lock.' },
   LEASE_LOST: { status: 409, summary: 'The worker no longer holds the job lease; its result was discarded.' },
-  BACKEND_UNAVAILABLE: { status: 503, summary: 'The store cannot be reached; retry later.' },
+  STORE_UNAVAILABLE: { status: 503, summary: 'The store cannot be reached; retry later.' },
   SCHEMA_VERSION_UNSUPPORTED: { status: 500, summary: 'The store schema is newer than this kiln.' },
   STAGE_FAILED: { status: 500, summary: 'A stage handler failed (default code of StageFailure and plain throws).' },
   STAGE_TIMEOUT: { status: 500, summary: 'A stage handler ran past its timeoutMs and was abandoned.' },

@@ -1,5 +1,5 @@
 /**
- * Idempotency keys of jobs. Every backend builds them here, so the same logical effect has the
+ * Idempotency keys of jobs. Every store builds them here, so the same logical effect has the
  * same key whatever store holds it (the ledger and the unique live-job index are keyed by it).
  */
 import { JobKind } from './model.ts';

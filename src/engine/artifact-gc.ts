@@ -6,7 +6,8 @@
  * recently is never a candidate.
  */
 import type { Clock } from '../core/clock.ts';
-import type { ArtifactStore, Backend, StoredArtifact } from '../core/ports.ts';
+import type { ArtifactStore, StoredArtifact } from '../core/ports/artifact-store.ts';
+import type { Store } from '../core/ports/store.ts';
 
 /** What a collection found and did. */
 export interface ArtifactGcReport {
@@ -31,7 +32,7 @@ export interface ArtifactGcOptions {
 
 /** Collects unreferenced artifacts (see the module comment). */
 export async function collectArtifacts(
-  deps: { backend: Backend; artifacts: ArtifactStore; clock: Clock },
+  deps: { store: Store; artifacts: ArtifactStore; clock: Clock },
   options: ArtifactGcOptions,
 ): Promise<ArtifactGcReport> {
   const dryRun = options.dryRun ?? false;
@@ -40,7 +41,7 @@ export async function collectArtifacts(
   const cutoff = deps.clock.now() - options.graceMs;
   const objects: StoredArtifact[] = [];
   for await (const object of deps.artifacts.list()) objects.push(object);
-  const referenced = new Set(await deps.backend.listReferencedArtifacts());
+  const referenced = new Set(await deps.store.artifactRefs.list());
   const report: ArtifactGcReport = { scanned: objects.length, referenced: 0, young: 0, collected: [], dryRun };
   for (const object of objects) {
     if (referenced.has(object.ref)) report.referenced++;

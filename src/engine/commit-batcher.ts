@@ -1,18 +1,19 @@
 /**
- * Group commit: attempts that finish in the same tick are committed in ONE backend transaction
- * (`Backend.commit`). Each item is still fenced by its own lease, so batching changes cost, not
+ * Group commit: attempts that finish in the same tick are committed in ONE store transaction
+ * (`Store.jobs.commit`). Each item is still fenced by its own lease, so batching changes cost, not
  * meaning. A batch is flushed at the end of the current microtask queue; up to `maxInFlight`
  * batches may be in flight at once (a networked store overlaps them on its pool; one run never has
  * two items in flight, since its next job exists only once the previous commit landed).
  *
- * When the store is unreachable (a retryable error such as BACKEND_UNAVAILABLE), items are retried
+ * When the store is unreachable (a retryable error such as STORE_UNAVAILABLE), items are retried
  * with backoff until their lease would have expired: a restart of the database then costs a
  * delayed commit, not a re-run of finished work. Retrying is safe even if the failed call did
  * commit: the job is gone, so the retry is refused and changes nothing.
  */
 import type { Clock } from '../core/clock.ts';
 import { PipelineError } from '../core/errors.ts';
-import type { Backend, CommitItem, CommitResult } from '../core/ports.ts';
+import type { CommitItem, CommitResult } from '../core/ports/jobs.ts';
+import type { Store } from '../core/ports/store.ts';
 
 interface Pending {
   item: CommitItem;
@@ -33,7 +34,7 @@ const RETRY_BASE_MS = 100;
 const RETRY_CAP_MS = 2_000;
 
 /** Creates a batcher flushing at most `maxBatch` items per transaction. */
-export function createCommitBatcher(backend: Backend, clock: Clock, { maxBatch = 256, maxInFlight = 4 } = {}): CommitBatcher {
+export function createCommitBatcher(store: Store, clock: Clock, { maxBatch = 256, maxInFlight = 4 } = {}): CommitBatcher {
   let queue: Pending[] = [];
   let scheduled = false;
   let inFlight = 0;
@@ -61,11 +62,11 @@ export function createCommitBatcher(backend: Backend, clock: Clock, { maxBatch =
     const batch = queue.slice(0, maxBatch);
     queue = queue.slice(batch.length);
     try {
-      const results = await backend.commit(batch.map((p) => p.item));
+      const results = await store.jobs.commit(batch.map((p) => p.item));
       batch.forEach((p, i) => {
         const result = results[i];
         if (result) p.resolve(result);
-        else p.reject(new Error('backend returned fewer commit results than items'));
+        else p.reject(new Error('store returned fewer commit results than items'));
       });
     } catch (err) {
       failed(batch, err);

@@ -1,5 +1,5 @@
 /**
- * `createKiln`: the engine facade over a Backend. Submission (validate, canonicalise, hash),
+ * `createKiln`: the engine facade over a Store. Submission (validate, canonicalise, hash),
  * operator actions, and workers.
  */
 import { contentHash } from '../core/canonical.ts';
@@ -9,7 +9,7 @@ import { createIdGenerator } from '../core/ids.ts';
 import { silentLogger } from '../core/logger.ts';
 import type { JsonValue, RunStatus } from '../core/model.ts';
 import type { PipelineDefinition } from '../core/pipeline/define-pipeline.ts';
-import type { SubmitRunRequest } from '../core/ports.ts';
+import type { SubmitRunRequest } from '../core/ports/jobs.ts';
 import { noopObserver } from '../core/observer.ts';
 import type { Kiln, KilnOptions } from './kiln-types.ts';
 import type { RunEndedEvent } from './worker-deps.ts';
@@ -54,7 +54,7 @@ export function createKiln(options: KilnOptions): Kiln {
   const logger = options.logger ?? silentLogger;
   const observer = options.observer ?? noopObserver;
   const random = options.random ?? Math.random;
-  const { backend, artifacts } = options;
+  const { store, artifacts } = options;
   const plan = createStagePlan(options.pipelines, options.policies);
   const settings = parseSettings(options.pipelines, options.settings ?? {});
   const runEndedListeners = new Set<(event: RunEndedEvent) => void>();
@@ -81,7 +81,7 @@ export function createKiln(options: KilnOptions): Kiln {
       const cancel = clock.setTimer(done, ms);
       runEndedListeners.add(wake);
     });
-  const cache = createSingleFlightCache({ backend, clock, ids, observer, random, owner: `kiln-${ids.token().slice(0, 12)}` });
+  const cache = createSingleFlightCache({ store, clock, ids, observer, random, owner: `kiln-${ids.token().slice(0, 12)}` });
 
   /** Validates every input first (a bad one submits nothing), then submits all in one transaction. */
   const submitMany: Kiln['submitMany'] = async (pipelineName, items) => {
@@ -102,19 +102,19 @@ export function createKiln(options: KilnOptions): Kiln {
       }
       return { pipeline: pipelineName, pipelineVersion: pipeline.version, input, inputChecksum: contentHash(input), stages: stageNames, firstJob: first.job, ...options };
     });
-    const results = await backend.submitRuns(requests);
+    const results = await store.jobs.submit(requests);
     for (const result of results) if (result.created) observer.runStatus(pipelineName, result.run.status);
     return results;
   };
 
   const getRun: Kiln['getRun'] = async (runId) => {
-    const detail = await backend.getRun(runId);
+    const detail = await store.reads.getRun(runId);
     if (!detail) throw new NotFoundError('run', runId);
     return detail;
   };
 
   return {
-    backend,
+    store,
     artifacts,
     pipelines: plan.pipelines,
     policyOf: (pipeline, stage) => plan.stage(pipeline, stage).policy,
@@ -127,35 +127,35 @@ export function createKiln(options: KilnOptions): Kiln {
     submitMany,
 
     getRun,
-    listRuns: (query = {}) => backend.listRuns({ ...query, limit: clampLimit(query.limit) }),
+    listRuns: (query = {}) => store.reads.listRuns({ ...query, limit: clampLimit(query.limit) }),
     async cancelRun(runId, reason = 'cancelled by operator') {
-      const run = await backend.cancelRun(runId, reason);
+      const run = await store.operator.cancelRun(runId, reason);
       observer.runStatus(run.pipeline, run.status);
       return run;
     },
-    resumeRun: (runId) => backend.resumeRun(runId),
-    replayJob: (jobId) => backend.replayJob(jobId),
+    resumeRun: (runId) => store.operator.resumeRun(runId),
+    replayJob: (jobId) => store.operator.replayJob(jobId),
     async getJob(jobId) {
-      const job = await backend.getJob(jobId);
+      const job = await store.reads.getJob(jobId);
       if (!job) throw new NotFoundError('job', jobId);
       return job;
     },
-    listJobs: (query = {}) => backend.listJobs({ ...query, limit: clampLimit(query.limit) }),
-    ledger: (runId) => backend.readLedger(runId),
+    listJobs: (query = {}) => store.reads.listJobs({ ...query, limit: clampLimit(query.limit) }),
+    ledger: (runId) => store.reads.readLedger(runId),
 
     async queues() {
-      const stats = await backend.queueStats();
+      const stats = await store.reads.queueStats();
       const known = new Set(stats.map((s) => s.queue));
       const empty = plan.queues
         .filter((q) => !known.has(q))
         .map((queue) => ({ queue, paused: false, ready: 0, scheduled: 0, leased: 0, parked: 0, dead: 0, oldestReadyAgeMs: 0 }));
       return [...stats, ...empty].sort((a, b) => a.queue.localeCompare(b.queue));
     },
-    pauseQueue: (queue) => backend.setQueuePaused(queue, true),
-    resumeQueue: (queue) => backend.setQueuePaused(queue, false),
-    drainQueue: (queue) => backend.drainQueue(queue),
+    pauseQueue: (queue) => store.operator.setQueuePaused(queue, true),
+    resumeQueue: (queue) => store.operator.setQueuePaused(queue, false),
+    drainQueue: (queue) => store.operator.drainQueue(queue),
 
-    createWorker: (workerOptions) => createWorker({ backend, plan, artifacts, logger, observer, clock, ids, random, cache, runEnded, settings }, workerOptions),
+    createWorker: (workerOptions) => createWorker({ store, plan, artifacts, logger, observer, clock, ids, random, cache, runEnded, settings }, workerOptions),
     settingsOf: (pipeline) => settings.get(pipeline) ?? null,
     untilRunEnds,
     onRunEnded(listener) {
@@ -163,13 +163,13 @@ export function createKiln(options: KilnOptions): Kiln {
       return () => void runEndedListeners.delete(listener);
     },
     cache,
-    collectArtifacts: (gcOptions) => collectArtifacts({ backend, artifacts, clock }, gcOptions),
-    getPublication: (subjectId, profile) => backend.getPublication(subjectId, profile),
-    listPublications: (subjectId) => backend.listPublications(subjectId),
-    deletePublications: (subjectId, profiles) => backend.deletePublications(subjectId, profiles),
-    allocateVersion: (scope, key) => backend.allocateVersion(scope, key),
-    rememberRequest: (record) => backend.rememberRequest(record),
-    getRequest: (scope, key) => backend.getRequest(scope, key),
+    collectArtifacts: (gcOptions) => collectArtifacts({ store, artifacts, clock }, gcOptions),
+    getPublication: (subjectId, profile) => store.publications.get(subjectId, profile),
+    listPublications: (subjectId) => store.publications.list(subjectId),
+    deletePublications: (subjectId, profiles) => store.publications.delete(subjectId, profiles),
+    allocateVersion: (scope, key) => store.versions.allocate(scope, key),
+    rememberRequest: (record) => store.requests.remember(record),
+    getRequest: (scope, key) => store.requests.get(scope, key),
 
     async waitForRun(runId, { timeoutMs = 30_000, statuses } = {}) {
       const done = (s: RunStatus): boolean => (statuses ? statuses.includes(s) : s !== 'queued' && s !== 'running');

@@ -9,7 +9,8 @@ import type { Job, JsonValue } from '../core/model.ts';
 import type { StageOutcome } from '../core/observer.ts';
 import type { StageContext } from '../core/pipeline/define-pipeline.ts';
 import { classifyError, decideFailure } from '../core/policy/retry.ts';
-import type { ClaimedJob, CommitResult, FailureDecision, LeaseRef, PublicationRequest } from '../core/ports.ts';
+import type { ClaimedJob, CommitResult, FailureDecision, LeaseRef } from '../core/ports/jobs.ts';
+import type { PublicationRequest } from '../core/ports/publications.ts';
 import type { CommitBatcher } from './commit-batcher.ts';
 import { StageAbortError } from './abort-reason.ts';
 import type { HeldJob, LeaseKeeper } from './lease-keeper.ts';
@@ -82,7 +83,7 @@ async function execute(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob): 
   if (!stage) {
     // Claimed from a queue this worker serves, so this only happens if a definition was removed.
     logger.error('no stage definition for queue; handing the job back');
-    await deps.backend.releaseJobs([lease]);
+    await deps.store.jobs.release([lease]);
     return;
   }
   try {
@@ -97,7 +98,7 @@ async function execute(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob): 
       await runAndCommit(deps, stage, claimed, held, logger);
     }
   } catch (err) {
-    // A commit that failed in the store (e.g. BACKEND_UNAVAILABLE): the lease will expire and the
+    // A commit that failed in the store (e.g. STORE_UNAVAILABLE): the lease will expire and the
     // job be redelivered, so nothing is lost; log and move on.
     logger.error({ err }, 'commit failed; the job will be redelivered after its lease expires');
   }

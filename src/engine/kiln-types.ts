@@ -11,14 +11,19 @@ import type { StagePolicy, StagePolicyOverrides } from '../core/policy/stage-pol
 import type { SingleFlightCache } from '../core/cache.ts';
 import type { ArtifactGcOptions, ArtifactGcReport } from './artifact-gc.ts';
 import type { RunEndedEvent } from './worker-deps.ts';
-import type { ArtifactStore, Backend, Publication, RequestRecord, RunDetail, SubmitRunResult } from '../core/ports.ts';
+import type { ArtifactStore } from '../core/ports/artifact-store.ts';
+import type { SubmitRunResult } from '../core/ports/jobs.ts';
+import type { Publication } from '../core/ports/publications.ts';
+import type { RunDetail } from '../core/ports/reads.ts';
+import type { RequestRecord } from '../core/ports/requests.ts';
+import type { Store } from '../core/ports/store.ts';
 
 /** Policy overrides from `kiln.yaml`: pipeline name -> stage name -> fields. */
 export type PolicyOverrides = Readonly<Record<string, Readonly<Record<string, StagePolicyOverrides>>>>;
 
-/** Everything the engine needs; only `backend`, `artifacts` and `pipelines` are required. */
+/** Everything the engine needs; only `store`, `artifacts` and `pipelines` are required. */
 export interface KilnOptions {
-  backend: Backend;
+  store: Store;
   artifacts: ArtifactStore;
   pipelines: readonly PipelineDefinition[];
   /** Per pipeline and stage, applied over the definitions' own policies. */
@@ -87,7 +92,7 @@ export interface Worker {
 
 /** The engine. */
 export interface Kiln {
-  readonly backend: Backend;
+  readonly store: Store;
   readonly artifacts: ArtifactStore;
   readonly pipelines: ReadonlyMap<string, PipelineDefinition>;
   /** The resolved policy of a stage (definition + kiln.yaml + defaults). */
@@ -108,7 +113,7 @@ export interface Kiln {
   cancelRun(runId: string, reason?: string): Promise<Run>;
   resumeRun(runId: string): Promise<Run>;
   /**
-   * Makes the dead job of a `dead_lettered` run ready again (see `Backend.replayJob`); the job of
+   * Makes the dead job of a `dead_lettered` run ready again (see `Store.operator.replayJob`); the job of
    * a run that failed permanently (`failed`) is refused with `INVALID_TRANSITION`.
    */
   replayJob(jobId: string): Promise<Job>;

@@ -6,7 +6,8 @@
 import type { Clock, CancelTimer } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import type { JsonValue } from '../core/model.ts';
-import type { Backend, LeaseRef, LeaseRenewal } from '../core/ports.ts';
+import type { LeaseRef, LeaseRenewal } from '../core/ports/jobs.ts';
+import type { Store } from '../core/ports/store.ts';
 import { StageAbortError } from './abort-reason.ts';
 
 /** A job this worker holds. */
@@ -33,8 +34,8 @@ export interface LeaseKeeper {
 }
 
 /** Creates a lease keeper ticking every `tickMs`. */
-export function createLeaseKeeper(options: { backend: Backend; clock: Clock; logger: Logger; tickMs: number }): LeaseKeeper {
-  const { backend, clock, logger } = options;
+export function createLeaseKeeper(options: { store: Store; clock: Clock; logger: Logger; tickMs: number }): LeaseKeeper {
+  const { store, clock, logger } = options;
   const held = new Set<HeldJob>();
   let timer: CancelTimer | undefined;
   let stopped = false;
@@ -56,7 +57,7 @@ export function createLeaseKeeper(options: { backend: Backend; clock: Clock; log
     if (jobs.length === 0) return;
     const renewals: LeaseRenewal[] = jobs.map((j) => (j.progress === undefined ? { ...j.lease } : { ...j.lease, progress: j.progress }));
     for (const j of jobs) j.progress = undefined;
-    const statuses = await backend.renewLeases(renewals);
+    const statuses = await store.jobs.renew(renewals);
     jobs.forEach((j, i) => apply(j, statuses[i]?.status ?? 'lost'));
   };
 
@@ -93,7 +94,7 @@ export function createLeaseKeeper(options: { backend: Backend; clock: Clock; log
       onRelease?.();
     },
     async renewNow(job) {
-      const [status] = await backend.renewLeases([job.progress === undefined ? job.lease : { ...job.lease, progress: job.progress }]);
+      const [status] = await store.jobs.renew([job.progress === undefined ? job.lease : { ...job.lease, progress: job.progress }]);
       const s = status?.status ?? 'lost';
       apply(job, s);
       return s;

@@ -3,7 +3,7 @@
  * ahead, waiting to run (at most its `prefetch`). Waiting jobs are leased and heartbeated like
  * running ones; starting one needs no round trip to the store.
  */
-import type { ClaimedJob } from '../core/ports.ts';
+import type { ClaimedJob } from '../core/ports/jobs.ts';
 import type { HeldJob } from './lease-keeper.ts';
 import type { PlannedStage } from './stage-plan.ts';
 

@@ -1,5 +1,5 @@
 /**
- * The single-flight cache facade over the Backend's cache entries (see core/cache.ts for the
+ * The single-flight cache facade over the Store's cache entries (see core/cache.ts for the
  * contract). The store decides who builds (`acquireCacheEntry` hands the builder lease to exactly
  * one caller), so the guarantee holds across processes; this facade adds the waiting, the lease
  * renewal during a build, TTL jitter, stale-while-revalidate and the metrics.
@@ -15,11 +15,12 @@ import type { IdGenerator } from '../core/ids.ts';
 import type { JsonValue } from '../core/model.ts';
 import { CacheRequestResult, type EngineObserver } from '../core/observer.ts';
 import { classifyError } from '../core/policy/retry.ts';
-import type { Backend, CacheEntry } from '../core/ports.ts';
+import type { CacheEntry } from '../core/ports/cache.ts';
+import type { Store } from '../core/ports/store.ts';
 
 /** What the cache needs from the engine. */
 export interface SingleFlightCacheDeps {
-  backend: Backend;
+  store: Store;
   clock: Clock;
   ids: IdGenerator;
   observer: EngineObserver;
@@ -107,7 +108,7 @@ export function createSingleFlightCache(deps: SingleFlightCacheDeps): SingleFlig
       while (renewing) {
         await deps.clock.sleep(renewEveryMs, controller.signal);
         if (!renewing || controller.signal.aborted) return;
-        const held = await deps.backend.renewCacheLease(o.cache, o.key, token, o.leaseMs).catch(() => true);
+        const held = await deps.store.cache.renew(o.cache, o.key, token, o.leaseMs).catch(() => true);
         if (!held) controller.abort(StageFailure.retryable(`builder lease on cache ${o.cache} key ${o.key} was lost`, { code: 'LEASE_LOST' }));
       }
     })();
@@ -115,12 +116,12 @@ export function createSingleFlightCache(deps: SingleFlightCacheDeps): SingleFlig
     try {
       const value = await build({ signal: controller.signal, fence: entry.builderFence ?? 0 });
       // A lost lease means another builder took over; this value is as good as theirs.
-      await deps.backend.completeCacheEntry({ cache: o.cache, key: o.key, token, value, ttlMs: ttlWithJitter(o), staleMs: o.staleMs });
+      await deps.store.cache.complete({ cache: o.cache, key: o.key, token, value, ttlMs: ttlWithJitter(o), staleMs: o.staleMs });
       return value;
     } catch (err) {
       const error = classifyError(err);
       const negative = error.class === ErrorClass.permanent ? { error: { class: error.class, code: error.code, message: error.message }, ttlMs: o.negativeTtlMs } : undefined;
-      await deps.backend.failCacheEntry({ cache: o.cache, key: o.key, token, ...(negative ? { negative } : {}) }).catch(() => false);
+      await deps.store.cache.fail({ cache: o.cache, key: o.key, token, ...(negative ? { negative } : {}) }).catch(() => false);
       throw err;
     } finally {
       renewing = false;
@@ -142,7 +143,7 @@ export function createSingleFlightCache(deps: SingleFlightCacheDeps): SingleFlig
       }
       await pause(o, intervalMs);
       intervalMs = Math.min(POLL_MAX_MS, Math.ceil(intervalMs * 1.5));
-      const entry = await deps.backend.getCacheEntry(o.cache, o.key);
+      const entry = await deps.store.cache.get(o.cache, o.key);
       if (entry === null) return null;
       if (entry.status === 'ready' || entry.status === 'failed') return entry;
       // Still building: the store takes it over for us if its builder's lease has expired.
@@ -157,7 +158,7 @@ export function createSingleFlightCache(deps: SingleFlightCacheDeps): SingleFlig
       let waited = false;
       for (;;) {
         const token = deps.ids.token();
-        const acquired = await deps.backend.acquireCacheEntry({ cache: o.cache, key: o.key, owner: deps.owner, token, leaseMs: o.leaseMs });
+        const acquired = await deps.store.cache.acquire({ cache: o.cache, key: o.key, owner: deps.owner, token, leaseMs: o.leaseMs });
         const count = (result: CacheRequestResult): void => deps.observer.cacheRequest(o.cache, result);
         switch (acquired.state) {
           case 'hit': {

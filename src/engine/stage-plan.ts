@@ -6,7 +6,7 @@ import { ConfigError, NotFoundError, type ConfigIssue } from '../core/errors.ts'
 import type { PipelineDefinition, StageDefinition } from '../core/pipeline/define-pipeline.ts';
 import { queueName } from '../core/pipeline/define-pipeline.ts';
 import { checkStagePolicy, DEFAULT_STAGE_POLICY, mergeStagePolicy, type StagePolicy } from '../core/policy/stage-policy.ts';
-import type { JobSpec } from '../core/ports.ts';
+import type { JobSpec } from '../core/ports/jobs.ts';
 import type { PolicyOverrides } from './kiln-types.ts';
 
 /** One stage of one pipeline, resolved. */

@@ -5,12 +5,13 @@ import type { IdGenerator } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import type { JsonValue, RunStatus } from '../core/model.ts';
 import type { EngineObserver } from '../core/observer.ts';
-import type { ArtifactStore, Backend } from '../core/ports.ts';
+import type { ArtifactStore } from '../core/ports/artifact-store.ts';
+import type { Store } from '../core/ports/store.ts';
 import type { StagePlan } from './stage-plan.ts';
 
 /** The engine's parts a worker runs with. */
 export interface WorkerDeps {
-  backend: Backend;
+  store: Store;
   plan: StagePlan;
   artifacts: ArtifactStore;
   logger: Logger;

@@ -5,7 +5,7 @@
  */
 import type { CancelTimer } from '../core/clock.ts';
 import { NotFoundError } from '../core/errors.ts';
-import type { ClaimedJob, ClaimRequest } from '../core/ports.ts';
+import type { ClaimedJob, ClaimRequest } from '../core/ports/jobs.ts';
 import { createLocalQueues, type LocalJob } from './local-queue.ts';
 import { StageAbortError } from './abort-reason.ts';
 import { createCommitBatcher } from './commit-batcher.ts';
@@ -41,10 +41,10 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
   const logger = deps.logger.child({ worker_id: id });
   const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
   const minHeartbeatMs = Math.min(...stages.map((s) => s.policy.heartbeatMs));
-  const leases = createLeaseKeeper({ backend: deps.backend, clock: deps.clock, logger, tickMs: Math.max(10, Math.floor(minHeartbeatMs / 2)) });
+  const leases = createLeaseKeeper({ store: deps.store, clock: deps.clock, logger, tickMs: Math.max(10, Math.floor(minHeartbeatMs / 2)) });
   const threadSlots = stages.filter((s) => s.policy.isolation === 'thread').reduce((n, s) => n + s.policy.concurrency, 0);
   const threads = createThreadPool(threadSlots);
-  const exec: ExecutorDeps = { ...deps, logger, leases, threads, commits: createCommitBatcher(deps.backend, deps.clock), beforeCommit: options.beforeCommit };
+  const exec: ExecutorDeps = { ...deps, logger, leases, threads, commits: createCommitBatcher(deps.store, deps.clock), beforeCommit: options.beforeCommit };
   const slots = createLocalQueues(stages);
   const served = new Set(queues);
   const executions = new Set<Promise<void>>();
@@ -56,7 +56,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
   let reapTicks = 0;
 
   const wake = (): void => wakeSleep?.abort();
-  const unsubscribe = deps.backend.onWake((queue) => {
+  const unsubscribe = deps.store.onWake((queue) => {
     if (served.has(queue)) wake();
   });
 
@@ -97,7 +97,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
       if (limit > 0) requests.push({ queue: stage.queue, workerId: id, limit, leaseMs: stage.policy.leaseMs });
     }
     if (requests.length === 0) return 0;
-    const jobs = await deps.backend.claimJobs(requests);
+    const jobs = await deps.store.jobs.claim(requests);
     // Claimed only from served queues, so every job has its stage.
     slots.add(jobs.map((job) => hold(job, deps.plan.byQueue(job.job.queue)?.policy.heartbeatMs ?? minHeartbeatMs)));
     dispatch();
@@ -128,7 +128,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
   const reap = async (): Promise<void> => {
     reapTimer = undefined;
     try {
-      const { redelivered } = await deps.backend.reapExpiredLeases();
+      const { redelivered } = await deps.store.jobs.reap();
       for (const [queue, count] of Object.entries(redelivered)) {
         deps.observer.redelivered(queue, count);
         logger.info({ queue, count }, 'expired leases handed back');
@@ -140,7 +140,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
           logger.info({ removed }, 'orphaned temp files collected');
         }
         // Housekeeping only: an expired entry is never served, and is rebuilt on demand.
-        const expired = await deps.backend.deleteExpiredCacheEntries(CACHE_BUILD_GRACE_MS);
+        const expired = await deps.store.cache.deleteExpired(CACHE_BUILD_GRACE_MS);
         if (expired > 0) logger.debug({ expired }, 'expired cache entries removed');
       }
       if (reapTicks % ARTIFACT_GC_EVERY === 0) {
@@ -160,7 +160,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
       h.controller.abort(new StageAbortError('shutdown', 'worker shutting down'));
       leases.release(h);
     }
-    const released = await deps.backend.releaseJobs(held.map((h) => h.lease)).catch((err: unknown) => {
+    const released = await deps.store.jobs.release(held.map((h) => h.lease)).catch((err: unknown) => {
       logger.warn({ err }, 'could not hand jobs back; their leases will expire');
       return 0;
     });

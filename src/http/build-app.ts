@@ -28,7 +28,7 @@ export interface AppDeps {
   logger?: Logger;
   bodyLimitBytes?: number;
   /**
-   * A request not answered within this long gets 503 `BACKEND_UNAVAILABLE` with `Retry-After`,
+   * A request not answered within this long gets 503 `STORE_UNAVAILABLE` with `Retry-After`,
    * so a store that hangs cannot hang clients. @default 10000
    */
   requestTimeoutMs?: number;

@@ -1,11 +1,11 @@
 /**
  * A deadline on every route handler. A store that stops answering (a dead database host, a
  * black-holed network, a pool waiting for a connection that never comes) must not hold clients
- * forever: past the deadline the request fails with 503 `BACKEND_UNAVAILABLE` and `Retry-After`
+ * forever: past the deadline the request fails with 503 `STORE_UNAVAILABLE` and `Retry-After`
  * through the normal error envelope. The handler's late result, if any, is discarded.
  */
 import type { FastifyInstance, RouteHandlerMethod } from 'fastify';
-import { BackendUnavailableError } from '../core/errors.ts';
+import { StoreUnavailableError } from '../core/errors.ts';
 
 /** Default of `AppDeps.requestTimeoutMs` (config `http.requestTimeoutMs`). */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
@@ -18,14 +18,14 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 }
 
 /**
- * `work`, or a `BackendUnavailableError` once `deadlineMs` passes. A late rejection of `work` is
+ * `work`, or a `StoreUnavailableError` once `deadlineMs` passes. A late rejection of `work` is
  * swallowed here: the client already has its answer.
  */
 function raceDeadline(work: PromiseLike<unknown>, deadlineMs: number, route: string): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       reject(
-        new BackendUnavailableError(`no answer within ${deadlineMs} ms (the store may be unavailable)`, {
+        new StoreUnavailableError(`no answer within ${deadlineMs} ms (the store may be unavailable)`, {
           details: { route, timeoutMs: deadlineMs, retryAfterMs: RETRY_AFTER_MS },
         }),
       );

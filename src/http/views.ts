@@ -3,7 +3,7 @@
  * API speaks ISO-8601 strings (UTC), and never exposes a lease token (it is a write capability).
  */
 import type { Job, JsonValue, QueueStats, Run, StageErrorRecord, StageRecord } from '../core/model.ts';
-import type { RunDetail } from '../core/ports.ts';
+import type { RunDetail } from '../core/ports/reads.ts';
 
 /** An epoch-ms time as ISO-8601, keeping `null`. */
 function isoTime(ms: number | null): string | null {

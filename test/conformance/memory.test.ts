@@ -1,10 +1,10 @@
 /**
- * Runs the backend conformance suite on the in-memory reference backend.
+ * Runs the store conformance suite on the in-memory reference store.
  */
-import { createMemoryBackend } from '../../src/backends/memory/index.ts';
-import { describeBackend } from './backend-suite.ts';
+import { createMemoryStore } from '../../src/stores/memory/index.ts';
+import { describeStoreSuite } from './store-suite.ts';
 
-describeBackend('memory', {
-  create: async ({ clock, ids }) => createMemoryBackend({ clock, ids }),
-  destroy: async (backend) => backend.close(),
+describeStoreSuite('memory', {
+  create: async ({ clock, ids }) => createMemoryStore({ clock, ids }),
+  destroy: async (store) => store.close(),
 });

@@ -1,21 +1,21 @@
 /**
- * Runs the backend conformance suite on the PostgreSQL backend: every test gets its own schema
+ * Runs the store conformance suite on the PostgreSQL store: every test gets its own schema
  * on this process's private PostgreSQL (or `KILN_PG_URL`), dropped with CASCADE by `destroy`.
- * The suite's fake clock is passed in as the backend's test clock, so lease expiry is a clock
+ * The suite's fake clock is passed in as the store's test clock, so lease expiry is a clock
  * advance, not a sleep. Skipped, with the reason printed, where no PostgreSQL is available
  * (never in CI).
  */
 import { after, describe } from 'node:test';
 import pg from 'pg';
-import { createPostgresBackend } from '../../src/backends/postgres/index.ts';
-import type { Backend } from '../../src/core/ports.ts';
+import { createPostgresStore } from '../../src/stores/postgres/index.ts';
+import type { Store } from '../../src/core/ports/store.ts';
 import { createSchemaName, postgresSkipReason, sharedPostgres } from '../support/postgres-cluster.ts';
-import { describeBackend } from './backend-suite.ts';
+import { describeStoreSuite } from './store-suite.ts';
 
 const skip = postgresSkipReason();
 
-/** Schema of each live backend, so `destroy` can drop it. */
-const schemas = new WeakMap<Backend, string>();
+/** Schema of each live store, so `destroy` can drop it. */
+const schemas = new WeakMap<Store, string>();
 let admin: pg.Pool | undefined;
 
 async function adminPool(): Promise<pg.Pool> {
@@ -31,16 +31,16 @@ describe('postgres', { skip }, () => {
     if (skip === undefined) await (await sharedPostgres()).stop();
   });
 
-  describeBackend('postgres', {
+  describeStoreSuite('postgres', {
     create: async ({ clock, ids }) => {
       const schema = createSchemaName();
-      const backend = createPostgresBackend({ connectionString: (await sharedPostgres()).url, schema, clock, ids, poolSize: 10 });
-      schemas.set(backend, schema);
-      return backend;
+      const store = createPostgresStore({ connectionString: (await sharedPostgres()).url, schema, clock, ids, poolSize: 10 });
+      schemas.set(store, schema);
+      return store;
     },
-    destroy: async (backend) => {
-      await backend.close();
-      const schema = schemas.get(backend);
+    destroy: async (store) => {
+      await store.close();
+      const schema = schemas.get(store);
       if (schema !== undefined) await (await adminPool()).query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     },
   });

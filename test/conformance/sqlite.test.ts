@@ -1,27 +1,27 @@
 /**
- * Runs the backend conformance suite on the SQLite backend: every test gets a fresh database
+ * Runs the store conformance suite on the SQLite store: every test gets a fresh database
  * file in its own temp directory, closed and deleted by `destroy`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
-import type { Backend } from '../../src/core/ports.ts';
-import { describeBackend } from './backend-suite.ts';
+import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
+import type { Store } from '../../src/core/ports/store.ts';
+import { describeStoreSuite } from './store-suite.ts';
 
-/** Temp directory of each live backend, so `destroy` can remove it. */
-const dirs = new WeakMap<Backend, string>();
+/** Temp directory of each live store, so `destroy` can remove it. */
+const dirs = new WeakMap<Store, string>();
 
-describeBackend('sqlite', {
+describeStoreSuite('sqlite', {
   create: async ({ clock, ids }) => {
     const dir = mkdtempSync(join(tmpdir(), 'kiln-sqlite-conformance-'));
-    const backend = createSqliteBackend({ path: join(dir, 'kiln.db'), clock, ids });
-    dirs.set(backend, dir);
-    return backend;
+    const store = createSqliteStore({ path: join(dir, 'kiln.db'), clock, ids });
+    dirs.set(store, dir);
+    return store;
   },
-  destroy: async (backend) => {
-    await backend.close();
-    const dir = dirs.get(backend);
+  destroy: async (store) => {
+    await store.close();
+    const dir = dirs.get(store);
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   },
 });

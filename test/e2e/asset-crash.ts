@@ -81,7 +81,7 @@ interface CrashScene {
   stage: CrashStage;
   dir: string;
   artifactsRoot: string;
-  store: QrE2eStore;
+  e2eStore: QrE2eStore;
   env: NodeJS.ProcessEnv;
   procs: KilnProcess[];
   doomedYaml: string;
@@ -102,14 +102,14 @@ interface CrashState {
 
 async function crashCase(t: TestContext, storeCase: QrE2eStoreCase, stage: CrashStage): Promise<void> {
   const startedAt = Date.now();
-  const { dir, store, procs } = await openE2eScene(t, storeCase, `kiln-asset-crash-${stage}-`);
+  const { dir, store: e2eStore, procs } = await openE2eScene(t, storeCase, `kiln-asset-crash-${stage}-`);
   const artifactsRoot = join(dir, 'artifacts');
   const scene: CrashScene = {
     stage,
     dir,
     artifactsRoot,
-    store,
-    env: cleanEnv({ ...store.env, KILN_LOG_LEVEL: 'warn' }),
+    e2eStore,
+    env: cleanEnv({ ...e2eStore.env, KILN_LOG_LEVEL: 'warn' }),
     procs,
     doomedYaml: join(dir, 'doomed.yaml'),
     survivorYaml: join(dir, 'survivor.yaml'),
@@ -129,8 +129,8 @@ async function crashCase(t: TestContext, storeCase: QrE2eStoreCase, stage: Crash
  * done, nothing of it is committed.
  */
 async function crashMidRun(scene: CrashScene): Promise<CrashState> {
-  const { store, artifactsRoot, stage, photo, assetId } = scene;
-  const doomed = await startServe(['--config', scene.doomedYaml, ...store.args], scene.dir, { ...scene.env, [CRASH_BEFORE_COMMIT_ENV]: `thumbnails.${stage}` });
+  const { e2eStore, artifactsRoot, stage, photo, assetId } = scene;
+  const doomed = await startServe(['--config', scene.doomedYaml, ...e2eStore.args], scene.dir, { ...scene.env, [CRASH_BEFORE_COMMIT_ENV]: `thumbnails.${stage}` });
   scene.procs.push(doomed.proc);
   const partial = startStreamedPut(doomed.base, 'crash-partial', { 'content-type': 'image/jpeg' });
   partial.write(photo.subarray(0, 64 * 1024));
@@ -145,11 +145,11 @@ async function crashMidRun(scene: CrashScene): Promise<CrashState> {
     () => undefined,
   );
 
-  const { backend } = store;
+  const { store } = e2eStore;
   const done = STAGES.slice(0, STAGES.indexOf(stage));
-  assert.deepEqual((await backend.readLedger(runId)).map((e) => e.stage), done, 'stages before the crash are committed, the crashed one is not');
-  assert.equal(await store.countPublications(assetId), 0, 'nothing published yet');
-  const transform = (await backend.getRun(runId))?.stages.find((s) => s.stage === 'transform')?.output as { artifact: string } | undefined;
+  assert.deepEqual((await store.reads.readLedger(runId)).map((e) => e.stage), done, 'stages before the crash are committed, the crashed one is not');
+  assert.equal(await e2eStore.countPublications(assetId), 0, 'nothing published yet');
+  const transform = (await store.reads.getRun(runId))?.stages.find((s) => s.stage === 'transform')?.output as { artifact: string } | undefined;
   assert.ok(transform, 'transform committed its intermediate');
   const objects = await listObjectFiles(artifactsRoot);
   const renders = refsOf(objects).filter((ref) => ref !== sha256Ref(photo) && ref !== transform.artifact);
@@ -160,8 +160,8 @@ async function crashMidRun(scene: CrashScene): Promise<CrashState> {
 
 /** Starts the survivor and checks the run, the publications, the objects, the temps and gc. */
 async function recoverAndCheck(scene: CrashScene, crash: CrashState): Promise<void> {
-  const { store, artifactsRoot, assetId } = scene;
-  const survivor = await startServe(['--config', scene.survivorYaml, ...store.args], scene.dir, scene.env);
+  const { e2eStore, artifactsRoot, assetId } = scene;
+  const survivor = await startServe(['--config', scene.survivorYaml, ...e2eStore.args], scene.dir, scene.env);
   scene.procs.push(survivor.proc);
   const finished = await waitUntil(
     'the run to end on the second server',
@@ -172,10 +172,10 @@ async function recoverAndCheck(scene: CrashScene, crash: CrashState): Promise<vo
     STEP_TIMEOUT_MS,
   ).catch((err: unknown) => assert.fail(`${String(err)}\n--- survivor ---\n${survivor.proc.output()}`));
   await checkFinishedRun(finished, scene, survivor.base);
-  assert.deepEqual((await store.backend.readLedger(crash.runId)).map((e) => e.stage), STAGES, 'every stage recorded once');
-  assert.equal(await store.countPublications(assetId), PROFILES.length, 'exactly one publication per profile');
+  assert.deepEqual((await e2eStore.store.reads.readLedger(crash.runId)).map((e) => e.stage), STAGES, 'every stage recorded once');
+  assert.equal(await e2eStore.countPublications(assetId), PROFILES.length, 'exactly one publication per profile');
   for (const profile of PROFILES) {
-    const publication = await store.backend.getPublication(assetId, profile.name);
+    const publication = await e2eStore.store.publications.get(assetId, profile.name);
     assert.ok(publication && crash.renders.includes(publication.artifactRef), `${profile.name} publishes an object the dead worker wrote`);
   }
   assert.deepEqual(await listObjectFiles(artifactsRoot), crash.objects, 'no object was written or rewritten after the crash');
@@ -184,7 +184,7 @@ async function recoverAndCheck(scene: CrashScene, crash: CrashState): Promise<vo
   await waitUntil('the reaper to remove the orphaned temp file', async () => ((await listTempFiles(artifactsRoot)).length === 0 ? true : undefined), STEP_TIMEOUT_MS);
   assert.ok((await scrapeMetricSum([survivor.base], 'kiln_orphaned_temps_collected_total', {})) >= crash.orphans.length, 'counted as collected');
 
-  const report = await gcDryRun(scene.dir, store.args, scene.env, scene.survivorYaml);
+  const report = await gcDryRun(scene.dir, e2eStore.args, scene.env, scene.survivorYaml);
   assert.deepEqual(refsOf(report.collected), [sha256Ref(scene.photo)], 'the only unreferenced object is the finished upload');
   assert.equal(report.scanned, 2 + PROFILES.length, 'source, intermediate and one render per profile');
 

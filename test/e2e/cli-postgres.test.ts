@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { ExitCode } from '../../src/cli/exit-codes.ts';
-import { dropSchema } from '../integration/http-backends.ts';
+import { dropSchema } from '../integration/http-stores.ts';
 import { canRestartPostgres, createSchemaName, postgresSkipReason, sharedPostgres } from '../support/postgres-cluster.ts';
 import { cleanEnv, freePort, killIfRunning, runKiln, spawnKiln, waitUntil } from './kiln-process.ts';
 
@@ -75,8 +75,8 @@ describe('kiln on PostgreSQL', { skip: postgresSkipReason() }, () => {
         throw new Error(`${String(err)}\n--- serve output ---\n${serve.output()}`);
       },
     );
-    const health = (await (await fetch(`${base}/healthz`)).json()) as { status: string; backend: string };
-    assert.deepEqual([health.status, health.backend], ['ok', 'postgres']);
+    const health = (await (await fetch(`${base}/healthz`)).json()) as { status: string; store: string };
+    assert.deepEqual([health.status, health.store], ['ok', 'postgres']);
 
     const submitted = await fetch(`${base}/v1/runs`, {
       method: 'POST',

@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
+import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
 import { freePort, killIfRunning, spawnKiln, waitUntil, type KilnProcess } from './kiln-process.ts';
 
 /** Each test normally takes a few seconds; this bounds a hung child process. */
@@ -55,8 +55,8 @@ async function submitDemo(base: string, input: Record<string, unknown>): Promise
 
 test('kiln serve answers /healthz within 10 s, runs a demo run over HTTP and exits 0 on SIGTERM', { timeout: E2E_TIMEOUT_MS }, async (t) => {
   const { proc, base } = await startServe(t);
-  const health = (await (await fetch(`${base}/healthz`)).json()) as { status: string; backend: string };
-  assert.deepEqual([health.status, health.backend], ['ok', 'sqlite']);
+  const health = (await (await fetch(`${base}/healthz`)).json()) as { status: string; store: string };
+  assert.deepEqual([health.status, health.store], ['ok', 'sqlite']);
 
   const runId = await submitDemo(base, { delayMs: 20 });
   const run = await waitUntil(
@@ -94,15 +94,15 @@ test('on SIGTERM an in-flight job past the grace period is handed back and the p
   assert.deepEqual(await proc.exited, { code: 0, signal: null }, proc.output());
 
   // The store shows the job ready again, its interrupted claim not counted as an attempt.
-  const backend = createSqliteBackend({ path: join(dir, 'store', 'kiln.db') });
+  const store = createSqliteStore({ path: join(dir, 'store', 'kiln.db') });
   try {
-    await backend.migrate();
-    const [job] = await backend.listJobs({ runId, limit: 10 });
+    await store.migrate();
+    const [job] = await store.reads.listJobs({ runId, limit: 10 });
     assert.equal(job?.state, 'ready');
     assert.equal(job?.attempt, 0);
     assert.equal(job?.leaseOwner, null);
   } finally {
-    await backend.close();
+    await store.close();
   }
 });
 

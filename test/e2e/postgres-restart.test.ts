@@ -8,8 +8,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { createPostgresBackend } from '../../src/backends/postgres/index.ts';
-import { dropSchema } from '../integration/http-backends.ts';
+import { createPostgresStore } from '../../src/stores/postgres/index.ts';
+import { dropSchema } from '../integration/http-stores.ts';
 import {
   canRestartPostgres,
   createSchemaName,
@@ -54,12 +54,12 @@ describe('PostgreSQL restarted under load', { skip: postgresSkipReason() }, () =
     });
     await writeFile(join(dir, 'kiln.yaml'), 'http:\n  requestTimeoutMs: 2s\npipelines:\n  demo.sleep:\n    defaults: { leaseMs: 5s, maxAttempts: 10 }\n');
     const env = cleanEnv({ KILN_PG_SCHEMA: schema, KILN_LOG_LEVEL: 'warn' });
-    const store = ['--store', url];
-    assert.equal((await runKiln(['migrate', ...store], dir, env)).code, 0);
+    const storeArgs = ['--store', url];
+    assert.equal((await runKiln(['migrate', ...storeArgs], dir, env)).code, 0);
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    procs.push(spawnKiln(['serve', '--port', String(port), ...store], dir, env));
-    procs.push(spawnKiln(['worker', ...store], dir, env));
+    procs.push(spawnKiln(['serve', '--port', String(port), ...storeArgs], dir, env));
+    procs.push(spawnKiln(['worker', ...storeArgs], dir, env));
     await waitUntil('the API answers /healthz', async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), 20_000);
 
     let next = 0;
@@ -96,12 +96,12 @@ describe('PostgreSQL restarted under load', { skip: postgresSkipReason() }, () =
       assert.ok(p.ms < 4_000, `answered in ${p.ms} ms, not hanging`);
     }
 
-    const backend = createPostgresBackend({ connectionString: url, schema });
-    t.after(() => backend.close());
+    const store = createPostgresStore({ connectionString: url, schema });
+    t.after(() => store.close());
     const runs = await waitUntil(
       'every run to end',
       async () => {
-        const all = await backend.listRuns({ limit: 1_000 });
+        const all = await store.reads.listRuns({ limit: 1_000 });
         return all.length >= RUNS && all.every((r) => r.status !== 'queued' && r.status !== 'running') ? all : undefined;
       },
       60_000,
@@ -113,7 +113,7 @@ describe('PostgreSQL restarted under load', { skip: postgresSkipReason() }, () =
     assert.equal(submitted.length, RUNS, 'no run was lost');
     for (const run of runs) {
       assert.equal(run.status, 'succeeded', `${run.id} ${run.status}`);
-      assert.equal((await backend.readLedger(run.id)).length, 3);
+      assert.equal((await store.reads.readLedger(run.id)).length, 3);
     }
   });
 });

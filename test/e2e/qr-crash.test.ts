@@ -61,15 +61,15 @@ const { sqlite, postgres } = qrE2eStoreCases();
 for (const storeCase of [sqlite, postgres] as QrE2eStoreCase[]) describe(`${storeCase.name}: a worker SIGKILLed after rendering, before its commit`, { skip: storeCase.skip }, () => {
   test('the retry reuses the cached artifact: no rebuild, one object, one publication, and the served image decodes', { timeout: 60_000 }, async (t) => {
     const startedAt = Date.now();
-    const { dir, store, procs } = await openE2eScene(t, storeCase, 'kiln-qr-crash-');
+    const { dir, store: e2eStore, procs } = await openE2eScene(t, storeCase, 'kiln-qr-crash-');
     const artifactsRoot = join(dir, 'artifacts');
     await writeFile(join(dir, 'kiln.yaml'), KILN_YAML(artifactsRoot));
-    const env = cleanEnv({ ...store.env, KILN_LOG_LEVEL: 'warn' });
-    const { backend } = store;
+    const env = cleanEnv({ ...e2eStore.env, KILN_LOG_LEVEL: 'warn' });
+    const { store } = e2eStore;
 
-    const doomed = spawnKiln(['worker', '--worker-id', 'doomed', ...store.args], dir, { ...env, [CRASH_BEFORE_COMMIT_ENV]: 'qr-code.render' });
+    const doomed = spawnKiln(['worker', '--worker-id', 'doomed', ...e2eStore.args], dir, { ...env, [CRASH_BEFORE_COMMIT_ENV]: 'qr-code.render' });
     procs.push(doomed);
-    const api = await startServe(['--no-worker', ...store.args], dir, env);
+    const api = await startServe(['--no-worker', ...e2eStore.args], dir, env);
     procs.push(api.proc);
 
     const accepted = await fetch(`${api.base}/v1/qr`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content: CONTENT, wait: 0 }) });
@@ -79,20 +79,20 @@ for (const storeCase of [sqlite, postgres] as QrE2eStoreCase[]) describe(`${stor
     assert.equal((await exitWithin(doomed, 'the crashing worker to kill itself', STEP_TIMEOUT_MS)).signal, 'SIGKILL', doomed.output());
 
     // The worst moment, as intended: the image is stored and its cache entry is ready, nothing is committed.
-    const entryAfterCrash = await backend.getCacheEntry(QR_CACHE, hash);
+    const entryAfterCrash = await store.cache.get(QR_CACHE, hash);
     assert.ok(entryAfterCrash?.status === 'ready', 'the dead worker finished the build');
     const artifactRef = (entryAfterCrash.value as { artifact: string }).artifact;
     const objectsAfterCrash = await listObjects(artifactsRoot);
     assert.deepEqual(objectsAfterCrash.map((o) => `sha256:${o.hex}`), [artifactRef], 'the dead worker stored the image');
-    assert.equal(await backend.getPublication(hash, QR_PROFILE), null);
-    assert.equal((await backend.readLedger(runId)).length, 0, 'nothing was committed');
+    assert.equal(await store.publications.get(hash, QR_PROFILE), null);
+    assert.equal((await store.reads.readLedger(runId)).length, 0, 'nothing was committed');
 
-    const survivor = spawnKiln(['worker', '--worker-id', 'survivor', ...store.args], dir, env);
+    const survivor = spawnKiln(['worker', '--worker-id', 'survivor', ...e2eStore.args], dir, env);
     procs.push(survivor);
     const done = await waitUntil(
       'the run to succeed on the second worker',
       async () => {
-        const detail = await backend.getRun(runId);
+        const detail = await store.reads.getRun(runId);
         return detail?.run.status === 'succeeded' ? detail : undefined;
       },
       STEP_TIMEOUT_MS,
@@ -106,13 +106,13 @@ for (const storeCase of [sqlite, postgres] as QrE2eStoreCase[]) describe(`${stor
       ],
       'render ran twice (the crash, then the retry) and is recorded once',
     );
-    assert.deepEqual((await backend.readLedger(runId)).map((e) => e.stage), ['render', 'publish']);
+    assert.deepEqual((await store.reads.readLedger(runId)).map((e) => e.stage), ['render', 'publish']);
     // A rebuild takes the builder lease and completes the entry again, which rewrites updatedAt
     // and expiresAt (fresh TTL with jitter); an unchanged row means the retry was a cache hit.
-    assert.deepEqual(await backend.getCacheEntry(QR_CACHE, hash), entryAfterCrash, 'the cache entry was not rebuilt');
+    assert.deepEqual(await store.cache.get(QR_CACHE, hash), entryAfterCrash, 'the cache entry was not rebuilt');
     assert.deepEqual(await listObjects(artifactsRoot), objectsAfterCrash, 'one object, the same file the dead worker wrote');
-    assert.equal(await store.countPublications(hash), 1, 'one publication for the hash');
-    assert.equal((await backend.getPublication(hash, QR_PROFILE))?.artifactRef, artifactRef);
+    assert.equal(await e2eStore.countPublications(hash), 1, 'one publication for the hash');
+    assert.equal((await store.publications.get(hash, QR_PROFILE))?.artifactRef, artifactRef);
 
     const served = await fetch(`${api.base}/v1/qr/${hash}`);
     assert.equal(served.status, 200);

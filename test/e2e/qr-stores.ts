@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { createPostgresBackend } from '../../src/backends/postgres/index.ts';
-import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
-import type { Backend } from '../../src/core/ports.ts';
-import { dropSchema } from '../integration/http-backends.ts';
+import { createPostgresStore } from '../../src/stores/postgres/index.ts';
+import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
+import type { Store } from '../../src/core/ports/store.ts';
+import { dropSchema } from '../integration/http-stores.ts';
 import { createSchemaName, postgresSkipReason, sharedPostgres } from '../support/postgres-cluster.ts';
 import { killIfRunning, type KilnProcess } from './kiln-process.ts';
 
@@ -23,7 +23,7 @@ export interface QrE2eStore {
   /** Environment the `kiln` commands need on top (the PostgreSQL schema). */
   env: Record<string, string>;
   /** The test's own connection, for checks. */
-  backend: Backend;
+  store: Store;
   /** Rows of the publications table for `subjectId`, whatever their profile (read with SQL, not through kiln). */
   countPublications(subjectId: string): Promise<number>;
   /** Closes the connection and drops the PostgreSQL schema. */
@@ -43,13 +43,13 @@ const COUNT_PUBLICATIONS = 'SELECT count(*) AS n FROM publications WHERE subject
 
 async function openSqlite(dir: string): Promise<QrE2eStore> {
   const path = join(dir, 'kiln.db');
-  const backend = createSqliteBackend({ path });
+  const store = createSqliteStore({ path });
   // Migrated here, so the kiln processes started together never race to create the schema.
-  await backend.migrate();
+  await store.migrate();
   return {
     args: ['--db', path],
     env: {},
-    backend,
+    store,
     async countPublications(subjectId) {
       const db = new Database(path, { readonly: true, fileMustExist: true });
       try {
@@ -58,25 +58,25 @@ async function openSqlite(dir: string): Promise<QrE2eStore> {
         db.close();
       }
     },
-    destroy: () => backend.close(),
+    destroy: () => store.close(),
   };
 }
 
 async function openPostgres(): Promise<QrE2eStore> {
   const { url } = await sharedPostgres();
   const schema = createSchemaName('kiln_qr_e2e_');
-  const backend = createPostgresBackend({ connectionString: url, schema });
+  const store = createPostgresStore({ connectionString: url, schema });
   try {
-    await backend.migrate();
+    await store.migrate();
   } catch (err) {
-    await backend.close();
+    await store.close();
     await dropSchema(url, schema);
     throw err;
   }
   return {
     args: ['--store', url],
     env: { KILN_PG_SCHEMA: schema },
-    backend,
+    store,
     async countPublications(subjectId) {
       const client = new pg.Client({ connectionString: url });
       await client.connect();
@@ -88,7 +88,7 @@ async function openPostgres(): Promise<QrE2eStore> {
         await client.end();
       }
     },
-    destroy: () => backend.close().then(() => dropSchema(url, schema)),
+    destroy: () => store.close().then(() => dropSchema(url, schema)),
   };
 }
 

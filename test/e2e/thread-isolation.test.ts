@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { createFsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts';
-import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
+import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln } from '../../src/engine/kiln-types.ts';
 import busyPipeline from '../fixtures/busy-pipeline.ts';
@@ -24,12 +24,12 @@ async function setUp(isolation: 'thread' | 'inline'): Promise<{ dir: string; db:
   const db = join(dir, 'kiln.db');
   const config = join(dir, 'kiln.yaml');
   await writeFile(config, `pipelines:\n  busy.spin:\n    stages:\n      spin:\n        isolation: ${isolation}\n`);
-  const backend = createSqliteBackend({ path: db });
-  await backend.migrate();
+  const store = createSqliteStore({ path: db });
+  await store.migrate();
   const artifacts = createFsArtifactStore({ root: join(dir, 'artifacts') });
-  const kiln = createKiln({ backend, artifacts, pipelines: [busyPipeline], policies: { 'busy.spin': { spin: { isolation } } } });
+  const kiln = createKiln({ store, artifacts, pipelines: [busyPipeline], policies: { 'busy.spin': { spin: { isolation } } } });
   const close = async (): Promise<void> => {
-    await backend.close();
+    await store.close();
     await rm(dir, { recursive: true, force: true });
   };
   return { dir, db, config, kiln, close };

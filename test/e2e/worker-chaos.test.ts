@@ -11,11 +11,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { createPostgresBackend } from '../../src/backends/postgres/index.ts';
-import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
-import type { Backend } from '../../src/core/ports.ts';
+import { createPostgresStore } from '../../src/stores/postgres/index.ts';
+import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
+import type { Store } from '../../src/core/ports/store.ts';
 import type { Run } from '../../src/core/model.ts';
-import { dropSchema } from '../integration/http-backends.ts';
+import { dropSchema } from '../integration/http-stores.ts';
 import { createSchemaName, postgresSkipReason, sharedPostgres } from '../support/postgres-cluster.ts';
 import { cleanEnv, freePort, killIfRunning, runKiln, spawnKiln, waitUntil, type KilnProcess } from './kiln-process.ts';
 
@@ -25,10 +25,10 @@ const CHAOS_MS = 12_000;
 const SUBMIT_CONCURRENCY = 25;
 
 /** All runs of the schema, paging by id. */
-async function allRuns(backend: Backend): Promise<Run[]> {
+async function allRuns(store: Store): Promise<Run[]> {
   const out: Run[] = [];
   for (let before: string | undefined; ; ) {
-    const page = await backend.listRuns({ limit: 1_000, ...(before ? { before } : {}) });
+    const page = await store.reads.listRuns({ limit: 1_000, ...(before ? { before } : {}) });
     out.push(...page);
     if (page.length < 1_000) return out;
     before = page.at(-1)?.id;
@@ -57,11 +57,11 @@ async function submitAll(base: string, count: number): Promise<void> {
   );
 }
 
-/** A store for the chaos test: the flags and env that select it, a backend to check it, cleanup. */
+/** A store for the chaos test: the flags and env that select it, a store to check it, cleanup. */
 interface ChaosStore {
   args: string[];
   env: Record<string, string>;
-  backend: Backend;
+  store: Store;
   destroy(): Promise<void>;
 }
 
@@ -72,8 +72,8 @@ const STORES: { name: string; skip: string | undefined; open(dir: string): Promi
     async open() {
       const { url } = await sharedPostgres();
       const schema = createSchemaName('kiln_chaos_');
-      const backend = createPostgresBackend({ connectionString: url, schema });
-      return { args: ['--store', url], env: { KILN_PG_SCHEMA: schema }, backend, destroy: () => backend.close().then(() => dropSchema(url, schema)) };
+      const store = createPostgresStore({ connectionString: url, schema });
+      return { args: ['--store', url], env: { KILN_PG_SCHEMA: schema }, store, destroy: () => store.close().then(() => dropSchema(url, schema)) };
     },
   },
   {
@@ -81,8 +81,8 @@ const STORES: { name: string; skip: string | undefined; open(dir: string): Promi
     skip: undefined,
     async open(dir) {
       const path = join(dir, 'kiln.db');
-      const backend = createSqliteBackend({ path });
-      return { args: ['--db', path], env: {}, backend, destroy: () => backend.close() };
+      const store = createSqliteStore({ path });
+      return { args: ['--db', path], env: {}, store, destroy: () => store.close() };
     },
   },
 ];
@@ -92,7 +92,7 @@ for (const storeCase of STORES) describe(`${storeCase.name}: one API and four wo
     const dir = await mkdtemp(join(tmpdir(), 'kiln-chaos-'));
     const procs: KilnProcess[] = [];
     const chaosStore = await storeCase.open(dir);
-    const { backend } = chaosStore;
+    const { store } = chaosStore;
     t.after(async () => {
       procs.forEach(killIfRunning);
       await chaosStore.destroy();
@@ -105,20 +105,20 @@ for (const storeCase of STORES) describe(`${storeCase.name}: one API and four wo
       'pipelines:\n  demo.sleep:\n    defaults: { leaseMs: 2s, heartbeatMs: 400ms, maxAttempts: 25, backoff: { baseMs: 50, capMs: 500 } }\n',
     );
     const env = cleanEnv({ ...chaosStore.env, KILN_LOG_LEVEL: 'warn' });
-    const store = chaosStore.args;
-    const migrated = await runKiln(['migrate', ...store], dir, env);
+    const storeArgs = chaosStore.args;
+    const migrated = await runKiln(['migrate', ...storeArgs], dir, env);
     assert.equal(migrated.code, 0, migrated.stderr);
-    assert.deepEqual((await backend.migrate()).applied, [], 'kiln migrate applied everything');
+    assert.deepEqual((await store.migrate()).applied, [], 'kiln migrate applied everything');
 
     const port = await freePort();
-    const api = spawnKiln(['serve', '--no-worker', '--port', String(port), ...store], dir, env);
+    const api = spawnKiln(['serve', '--no-worker', '--port', String(port), ...storeArgs], dir, env);
     procs.push(api);
     const base = `http://127.0.0.1:${port}`;
     await waitUntil('the API answers /healthz', async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), 20_000);
 
     const workers: KilnProcess[] = [];
     const startWorker = (i: number): void => {
-      const p = spawnKiln(['worker', '--worker-id', `w${i}-${Date.now()}`, ...store], dir, env);
+      const p = spawnKiln(['worker', '--worker-id', `w${i}-${Date.now()}`, ...storeArgs], dir, env);
       procs.push(p);
       workers[i] = p;
     };
@@ -141,7 +141,7 @@ for (const storeCase of STORES) describe(`${storeCase.name}: one API and four wo
     const runs = await waitUntil(
       'every run to end',
       async () => {
-        const all = await allRuns(backend);
+        const all = await allRuns(store);
         return all.length === RUNS && all.every((r) => r.status !== 'queued' && r.status !== 'running') ? all : undefined;
       },
       120_000,
@@ -153,13 +153,13 @@ for (const storeCase of STORES) describe(`${storeCase.name}: one API and four wo
 
     let attempts = 0;
     for (const run of runs) {
-      const ledger = await backend.readLedger(run.id);
+      const ledger = await store.reads.readLedger(run.id);
       assert.deepEqual(ledger.map((e) => e.stage), ['prepare', 'process', 'finish'], `ledger of ${run.id}`);
-      const detail = await backend.getRun(run.id);
+      const detail = await store.reads.getRun(run.id);
       assert.ok(detail?.stages.every((s) => s.status === 'succeeded'));
       attempts += detail?.stages.reduce((n, s) => n + s.attempts, 0) ?? 0;
     }
-    assert.deepEqual(await backend.listJobs({ limit: 10 }), [], 'no job is left: none stuck, none leased past expiry');
+    assert.deepEqual(await store.reads.listJobs({ limit: 10 }), [], 'no job is left: none stuck, none leased past expiry');
     assert.ok(kills >= 20, `chaos killed ${kills} workers`);
     assert.ok(attempts > RUNS * 3, `some stages needed more than one attempt (${attempts} attempts for ${RUNS * 3} stages)`);
     t.diagnostic(`kills=${kills} attempts=${attempts} for ${RUNS * 3} stages`);

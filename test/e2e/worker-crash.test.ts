@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { createFsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts';
-import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
+import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import { builtinPipelines } from '../../src/pipelines/index.ts';
 import { killIfRunning, spawnKiln, waitUntil, type KilnProcess } from './kiln-process.ts';
@@ -41,15 +41,15 @@ test('a worker SIGKILLed mid-stage: the stage is redelivered within its lease, c
   const dbPath = join(dir, 'kiln.db');
   await writeFile(join(dir, 'kiln.yaml'), KILN_YAML);
   // The test reads and submits through its own connection to the same file.
-  const backend = createSqliteBackend({ path: dbPath });
-  await backend.migrate();
-  const kiln = createKiln({ backend, artifacts: createFsArtifactStore({ root: join(dir, 'artifacts') }), pipelines: builtinPipelines });
+  const store = createSqliteStore({ path: dbPath });
+  await store.migrate();
+  const kiln = createKiln({ store, artifacts: createFsArtifactStore({ root: join(dir, 'artifacts') }), pipelines: builtinPipelines });
   const workers = new Map<string, KilnProcess>();
   for (const id of ['worker-a', 'worker-b']) workers.set(id, spawnKiln(['worker', '--worker-id', id, '--db', dbPath, '--config', 'kiln.yaml'], dir));
   t.after(async () => {
     for (const w of workers.values()) killIfRunning(w);
     await Promise.all([...workers.values()].map((w) => w.exited));
-    await backend.close();
+    await store.close();
     await rm(dir, { recursive: true, force: true });
   });
   const outputs = (): string => [...workers].map(([id, w]) => `--- ${id} ---\n${w.output()}`).join('\n');
@@ -75,7 +75,7 @@ test('a worker SIGKILLed mid-stage: the stage is redelivered within its lease, c
   const redelivered = await waitUntil(
     'the survivor to take over the process job',
     async () => {
-      const job = await backend.getJob(leased.id);
+      const job = await store.reads.getJob(leased.id);
       return job?.leaseOwner === survivorId ? job : undefined;
     },
     LEASE_MS + SLACK_MS + 5_000,

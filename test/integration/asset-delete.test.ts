@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { photoJpeg } from '../support/asset-fixtures.ts';
-import { httpBackendCases } from './http-backends.ts';
+import { httpStoreCases } from './http-stores.ts';
 import { openHttpHarness } from './http-harness.ts';
 
-for (const { name, skip, create } of httpBackendCases()) {
-  describe(`DELETE /v1/assets/:id on the ${name} backend`, { skip }, () => {
+for (const { name, skip, create } of httpStoreCases()) {
+  describe(`DELETE /v1/assets/:id on the ${name} store`, { skip }, () => {
     test('serves a published profile with a revalidating ETag (304); DELETE removes the publications and cancels the versions still queued; nothing is published afterwards', async () => {
       const h = await openHttpHarness(create);
       try {

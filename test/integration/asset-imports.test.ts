@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { createFsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts';
-import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
-import type { Backend } from '../../src/core/ports.ts';
+import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
+import type { Store } from '../../src/core/ports/store.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln, Worker } from '../../src/engine/kiln-types.ts';
 import { createAssetService, type AssetService } from '../../src/pipelines/thumbnails/asset-service.ts';
@@ -21,7 +21,7 @@ import { photoJpeg } from '../support/asset-fixtures.ts';
 
 describe('thumbnails imports from configured roots', () => {
   let dir: string;
-  let backend: Backend;
+  let store: Store;
   let kiln: Kiln;
   let worker: Worker;
   let assets: AssetService;
@@ -33,10 +33,10 @@ describe('thumbnails imports from configured roots', () => {
     await writeFile(join(root, 'photos', 'cat.jpg'), await photoJpeg(300, 200));
     await writeFile(join(dir, 'outside.png'), await sharp({ create: { width: 10, height: 10, channels: 3, background: '#f00' } }).png().toBuffer());
     await symlink(join(dir, 'outside.png'), join(root, 'photos', 'escape.png'));
-    backend = createSqliteBackend({ path: join(dir, 'kiln.db') });
-    await backend.migrate();
+    store = createSqliteStore({ path: join(dir, 'kiln.db') });
+    await store.migrate();
     kiln = createKiln({
-      backend,
+      store,
       artifacts: createFsArtifactStore({ root: join(dir, 'artifacts') }),
       pipelines: [thumbnailsPipeline],
       settings: { thumbnails: { importRoots: [root], profiles: { thumb: { maxSidePx: 64, format: 'png' } } } },
@@ -48,7 +48,7 @@ describe('thumbnails imports from configured roots', () => {
 
   after(async () => {
     await worker.stop(1_000);
-    await backend.close();
+    await store.close();
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -1,17 +1,17 @@
 /**
  * The HTTP API end to end over a real store and a real worker, driven with `app.inject()`.
- * `describeHttp` holds every case so each backend runs the same suite.
+ * `describeHttp` holds every case so each store runs the same suite.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { httpBackendCases, type HttpBackendCase } from './http-backends.ts';
-import { openHttpHarness, postJson, type BackendFactory, type HttpHarness, type RunJson } from './http-harness.ts';
+import { httpStoreCases, type HttpStoreCase } from './http-stores.ts';
+import { openHttpHarness, postJson, type StoreFactory, type HttpHarness, type RunJson } from './http-harness.ts';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** Runs `fn` against a fresh harness and always closes it. */
-async function withHarness(createBackend: BackendFactory, fn: (h: HttpHarness) => Promise<void>): Promise<void> {
-  const h = await openHttpHarness(createBackend);
+async function withHarness(createStore: StoreFactory, fn: (h: HttpHarness) => Promise<void>): Promise<void> {
+  const h = await openHttpHarness(createStore);
   try {
     await fn(h);
   } finally {
@@ -25,10 +25,10 @@ async function submit(h: HttpHarness, input: unknown, headers: Record<string, st
   return res.json<RunJson>();
 }
 
-function describeHttp({ name, skip, create: createBackend }: HttpBackendCase): void {
-  describe(`HTTP API on the ${name} backend`, { skip }, () => {
+function describeHttp({ name, skip, create: createStore }: HttpStoreCase): void {
+  describe(`HTTP API on the ${name} store`, { skip }, () => {
     test('a demo.sleep run submitted over HTTP succeeds with a three-stage timeline', () =>
-      withHarness(createBackend, async (h) => {
+      withHarness(createStore, async (h) => {
         h.worker.start();
         const res = await postJson(h.app, '/v1/runs', { pipeline: 'demo.sleep', input: { delayMs: 5 } });
         assert.equal(res.statusCode, 202);
@@ -56,7 +56,7 @@ function describeHttp({ name, skip, create: createBackend }: HttpBackendCase): v
       }));
 
     test('GET /v1/runs lists runs newest first and filters by status, pipeline and subject', () =>
-      withHarness(createBackend, async (h) => {
+      withHarness(createStore, async (h) => {
         const first = await submit(h, { delayMs: 0 });
         const second = await submit(h, { delayMs: 0 });
         const all = (await h.app.inject({ method: 'GET', url: '/v1/runs?limit=10' })).json<RunJson[]>();
@@ -87,7 +87,7 @@ function describeHttp({ name, skip, create: createBackend }: HttpBackendCase): v
       }));
 
     test('a repeated Idempotency-Key returns the first run with 200 and Idempotent-Replayed', () =>
-      withHarness(createBackend, async (h) => {
+      withHarness(createStore, async (h) => {
         const headers = { 'idempotency-key': 'order-42' };
         const first = await postJson(h.app, '/v1/runs', { pipeline: 'demo.sleep', input: { delayMs: 1 } }, headers);
         assert.equal(first.statusCode, 202);
@@ -102,7 +102,7 @@ function describeHttp({ name, skip, create: createBackend }: HttpBackendCase): v
       }));
 
     test('the same Idempotency-Key with a different body is rejected with 422 IDEMPOTENCY_KEY_REUSED', () =>
-      withHarness(createBackend, async (h) => {
+      withHarness(createStore, async (h) => {
         const headers = { 'idempotency-key': 'order-43' };
         await submit(h, { delayMs: 1 }, headers);
         const res = await postJson(h.app, '/v1/runs', { pipeline: 'demo.sleep', input: { delayMs: 2 } }, headers);
@@ -112,7 +112,7 @@ function describeHttp({ name, skip, create: createBackend }: HttpBackendCase): v
       }));
 
     test('an Idempotency-Key longer than 255 characters is a validation error', () =>
-      withHarness(createBackend, async (h) => {
+      withHarness(createStore, async (h) => {
         const res = await postJson(h.app, '/v1/runs', { pipeline: 'demo.sleep', input: {} }, { 'idempotency-key': 'k'.repeat(256) });
         assert.equal(res.statusCode, 400);
         assert.equal(res.json().code, 'VALIDATION_FAILED');
@@ -120,7 +120,7 @@ function describeHttp({ name, skip, create: createBackend }: HttpBackendCase): v
       }));
 
     test('an unknown pipeline is 404 UNKNOWN_PIPELINE and a bad pipeline input is 400 VALIDATION_FAILED', () =>
-      withHarness(createBackend, async (h) => {
+      withHarness(createStore, async (h) => {
         const unknown = await postJson(h.app, '/v1/runs', { pipeline: 'no.such', input: {} });
         assert.equal(unknown.statusCode, 404);
         assert.equal(unknown.json().code, 'UNKNOWN_PIPELINE');
@@ -132,7 +132,7 @@ function describeHttp({ name, skip, create: createBackend }: HttpBackendCase): v
       }));
 
     test('an unknown run or job id is 404 NOT_FOUND', () =>
-      withHarness(createBackend, async (h) => {
+      withHarness(createStore, async (h) => {
         for (const url of ['/v1/runs/run_nope', '/v1/jobs/job_nope']) {
           const res = await h.app.inject({ method: 'GET', url });
           assert.equal(res.statusCode, 404, url);
@@ -143,7 +143,7 @@ function describeHttp({ name, skip, create: createBackend }: HttpBackendCase): v
       }));
 
     test('cancel ends a queued run and a second cancel is 409 INVALID_TRANSITION', () =>
-      withHarness(createBackend, async (h) => {
+      withHarness(createStore, async (h) => {
         const run = await submit(h, { delayMs: 0 });
         const res = await postJson(h.app, `/v1/runs/${run.id}/cancel`, { reason: 'not needed' });
         assert.equal(res.statusCode, 200);
@@ -161,7 +161,7 @@ function describeHttp({ name, skip, create: createBackend }: HttpBackendCase): v
       }));
 
     test('resume continues a parked run; resuming a run that is not parked is 409 INVALID_TRANSITION', () =>
-      withHarness(createBackend, async (h) => {
+      withHarness(createStore, async (h) => {
         h.worker.start();
         const run = await submit(h, { delayMs: 0, failAt: 'process', failWith: 'intervention' });
         const parked = await h.waitForStatus(run.id, ['parked']);
@@ -184,7 +184,7 @@ function describeHttp({ name, skip, create: createBackend }: HttpBackendCase): v
       }));
 
     test('replay makes a dead-lettered job ready again; replaying a live job or the job of a failed run is 409 INVALID_TRANSITION', () =>
-      withHarness(createBackend, async (h) => {
+      withHarness(createStore, async (h) => {
         const live = await submit(h, { delayMs: 0 });
         const liveJobs = (await h.app.inject({ method: 'GET', url: `/v1/jobs?runId=${live.id}` })).json<{ id: string; state: string }[]>();
         assert.equal(liveJobs.length, 1);
@@ -225,7 +225,7 @@ function describeHttp({ name, skip, create: createBackend }: HttpBackendCase): v
       }));
 
     test('/metrics exposes kiln_stage_executions_total after a run, and /healthz answers ok', () =>
-      withHarness(createBackend, async (h) => {
+      withHarness(createStore, async (h) => {
         h.worker.start();
         const run = await submit(h, { delayMs: 0 });
         await h.waitForStatus(run.id, ['succeeded']);
@@ -241,7 +241,7 @@ function describeHttp({ name, skip, create: createBackend }: HttpBackendCase): v
       }));
 
     test('queues can be paused, resumed and drained, and GET /v1/queues shows depth', () =>
-      withHarness(createBackend, async (h) => {
+      withHarness(createStore, async (h) => {
         const paused = await h.app.inject({ method: 'POST', url: '/v1/queues/demo.sleep.prepare/pause' });
         assert.equal(paused.statusCode, 200);
         assert.equal(paused.json().paused, true);
@@ -269,4 +269,4 @@ function describeHttp({ name, skip, create: createBackend }: HttpBackendCase): v
   });
 }
 
-for (const backend of httpBackendCases()) describeHttp(backend);
+for (const store of httpStoreCases()) describeHttp(store);

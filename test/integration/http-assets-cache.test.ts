@@ -12,7 +12,7 @@ import { DEFAULT_PROFILES } from '../../src/pipelines/thumbnails/media/render-pr
 import { RENDER_CACHE, TRANSFORM_CACHE } from '../../src/pipelines/thumbnails/stages.ts';
 import { photoJpeg } from '../support/asset-fixtures.ts';
 import { sumMetric } from '../e2e/qr-serve.ts';
-import { httpBackendCases } from './http-backends.ts';
+import { httpStoreCases } from './http-stores.ts';
 import { openHttpHarness, type HttpHarness } from './http-harness.ts';
 
 const SETTLED = ['succeeded', 'failed', 'dead_lettered', 'parked', 'cancelled', 'superseded'];
@@ -35,7 +35,7 @@ function etagsOf(h: HttpHarness, assetId: string): Promise<string[]> {
   return Promise.all(DEFAULT_PROFILES.map(async ({ name }) => String((await h.app.inject({ method: 'GET', url: `/v1/assets/${assetId}/${name}` })).headers.etag)));
 }
 
-for (const c of httpBackendCases()) describe(`${c.name}: one source checksum under several asset ids`, { skip: c.skip }, () => {
+for (const c of httpStoreCases()) describe(`${c.name}: one source checksum under several asset ids`, { skip: c.skip }, () => {
   test('two runs over the same source transform it once (the other is a hit or a wait) and a later third run is a hit', { timeout: 60_000 }, async (t) => {
     const startedAt = Date.now();
     const h = await openHttpHarness(c.create);

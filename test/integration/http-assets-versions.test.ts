@@ -5,7 +5,7 @@
  */
 import { describe, test } from 'node:test';
 import { raceVersions, type RaceDriver } from '../e2e/asset-version-race.ts';
-import { httpBackendCases } from './http-backends.ts';
+import { httpStoreCases } from './http-stores.ts';
 import { openHttpHarness, type HttpHarness } from './http-harness.ts';
 
 const SETTLED = ['succeeded', 'failed', 'dead_lettered', 'parked', 'cancelled', 'superseded'];
@@ -31,7 +31,7 @@ function injectDriver(h: HttpHarness): RaceDriver {
   };
 }
 
-for (const c of httpBackendCases()) describe(`${c.name}: racing versions of one asset`, { skip: c.skip }, () => {
+for (const c of httpStoreCases()) describe(`${c.name}: racing versions of one asset`, { skip: c.skip }, () => {
   test('only the newest version is published at the end, and no reader ever sees an older version after a newer one', { timeout: 60_000 }, async (t) => {
     const startedAt = Date.now();
     const h = await openHttpHarness(c.create);

@@ -5,13 +5,13 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
-import { BackendUnavailableError } from '../../src/core/errors.ts';
+import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
+import { StoreUnavailableError } from '../../src/core/errors.ts';
 import type { Logger } from '../../src/core/logger.ts';
 import { openHttpHarness, postJson, type HarnessOptions, type HttpHarness } from './http-harness.ts';
 
 async function withHarness(fn: (h: HttpHarness) => Promise<void>, options: HarnessOptions = {}): Promise<void> {
-  const h = await openHttpHarness((dir) => createSqliteBackend({ path: join(dir, 'kiln.db') }), options);
+  const h = await openHttpHarness((dir) => createSqliteStore({ path: join(dir, 'kiln.db') }), options);
   try {
     await fn(h);
   } finally {
@@ -125,25 +125,25 @@ test('an unexpected error is 500 INTERNAL without its message or stack, and is l
   );
 });
 
-test('BACKEND_UNAVAILABLE is 503 with Retry-After', () =>
+test('STORE_UNAVAILABLE is 503 with Retry-After', () =>
   withHarness(async (h) => {
     h.app.get('/test/unavailable', async () => {
-      throw new BackendUnavailableError('store busy', { details: { retryAfterMs: 2_500 } });
+      throw new StoreUnavailableError('store busy', { details: { retryAfterMs: 2_500 } });
     });
     const res = await h.app.inject({ method: 'GET', url: '/test/unavailable' });
     assert.equal(res.statusCode, 503);
-    assertEnvelope(res.json(), 503, 'BACKEND_UNAVAILABLE');
+    assertEnvelope(res.json(), 503, 'STORE_UNAVAILABLE');
     assert.equal(res.headers['retry-after'], '3');
   }));
 
-test('a request not answered within the deadline is 503 BACKEND_UNAVAILABLE with Retry-After, not a hang', () =>
+test('a request not answered within the deadline is 503 STORE_UNAVAILABLE with Retry-After, not a hang', () =>
   withHarness(
     async (h) => {
       // Stands for a store call that never returns (a dead pool, a black-holed network).
       h.app.get('/test/hang', () => new Promise(() => {}));
       const res = await h.app.inject({ method: 'GET', url: '/test/hang' });
       assert.equal(res.statusCode, 503);
-      assertEnvelope(res.json(), 503, 'BACKEND_UNAVAILABLE');
+      assertEnvelope(res.json(), 503, 'STORE_UNAVAILABLE');
       assert.match(res.json().message, /no answer within 100 ms/);
       assert.equal(res.headers['retry-after'], '1');
       // Routes that answer in time are untouched.
@@ -152,11 +152,11 @@ test('a request not answered within the deadline is 503 BACKEND_UNAVAILABLE with
     { requestTimeoutMs: 100 },
   ));
 
-test('/healthz is 503 BACKEND_UNAVAILABLE when the store does not answer', () =>
+test('/healthz is 503 STORE_UNAVAILABLE when the store does not answer', () =>
   withHarness(async (h) => {
-    await h.kiln.backend.close();
+    await h.kiln.store.close();
     const res = await h.app.inject({ method: 'GET', url: '/healthz' });
     assert.equal(res.statusCode, 503);
-    assertEnvelope(res.json(), 503, 'BACKEND_UNAVAILABLE');
+    assertEnvelope(res.json(), 503, 'STORE_UNAVAILABLE');
     assert.equal(res.headers['retry-after'], '1');
   }));

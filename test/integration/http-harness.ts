@@ -1,5 +1,5 @@
 /**
- * A real kiln behind `buildApp`: a backend (the caller's factory, in a fresh temp dir), the
+ * A real kiln behind `buildApp`: a store (the caller's factory, in a fresh temp dir), the
  * filesystem artifact store, metrics, the built-in pipelines and a worker that the test starts
  * when it wants jobs to run. Everything is removed by `close()`.
  */
@@ -9,25 +9,25 @@ import { join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { createFsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts';
 import type { Logger } from '../../src/core/logger.ts';
-import type { Backend } from '../../src/core/ports.ts';
+import type { Store } from '../../src/core/ports/store.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln, PolicyOverrides, Worker } from '../../src/engine/kiln-types.ts';
 import { buildApp } from '../../src/http/build-app.ts';
 import { createMetrics } from '../../src/observe/metrics.ts';
 import { builtinPipelines, builtinRoutes } from '../../src/pipelines/index.ts';
 
-/** A backend plus what removes its data once closed (a PostgreSQL schema, say). */
+/** A store plus what removes its data once closed (a PostgreSQL schema, say). */
 export interface StoreUnderTest {
-  backend: Backend;
-  /** Called after `backend.close()`. */
+  store: Store;
+  /** Called after `store.close()`. */
   destroy(): Promise<void>;
 }
 
-/** Builds a backend whose files (if any) live in `dir`. */
-export type BackendFactory = (dir: string) => Backend | StoreUnderTest | Promise<Backend | StoreUnderTest>;
+/** Builds a store whose files (if any) live in `dir`. */
+export type StoreFactory = (dir: string) => Store | StoreUnderTest | Promise<Store | StoreUnderTest>;
 
-function isStoreUnderTest(made: Backend | StoreUnderTest): made is StoreUnderTest {
-  return 'destroy' in made && 'backend' in made;
+function isStoreUnderTest(made: Store | StoreUnderTest): made is StoreUnderTest {
+  return 'destroy' in made && 'store' in made;
 }
 
 /** One app over one fresh store. */
@@ -69,23 +69,23 @@ const FAST_POLICIES: PolicyOverrides = {
   ),
 };
 
-/** Opens a harness over a fresh store made by `createBackend`. */
-export async function openHttpHarness(createBackend: BackendFactory, options: HarnessOptions = {}): Promise<HttpHarness> {
+/** Opens a harness over a fresh store made by `createStore`. */
+export async function openHttpHarness(createStore: StoreFactory, options: HarnessOptions = {}): Promise<HttpHarness> {
   const dir = await mkdtemp(join(tmpdir(), 'kiln-http-'));
-  const made = await createBackend(dir);
-  const { backend, destroy } = isStoreUnderTest(made) ? made : { backend: made, destroy: async () => {} };
+  const made = await createStore(dir);
+  const { store, destroy } = isStoreUnderTest(made) ? made : { store: made, destroy: async () => {} };
   try {
-    await backend.migrate();
+    await store.migrate();
   } catch (err) {
     // A pool left open would keep the test process alive after the failure.
-    await backend.close();
+    await store.close();
     await destroy();
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
   const metrics = createMetrics();
   const kiln = createKiln({
-    backend,
+    store,
     artifacts: createFsArtifactStore({ root: join(dir, 'artifacts') }),
     pipelines: builtinPipelines,
     policies: options.policies ?? FAST_POLICIES,
@@ -122,7 +122,7 @@ export async function openHttpHarness(createBackend: BackendFactory, options: Ha
     async close() {
       await worker.stop(1_000);
       await app.close();
-      await backend.close();
+      await store.close();
       await destroy();
       await rm(dir, { recursive: true, force: true });
     },

@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { decodeQr } from '../support/qr-decode.ts';
-import { httpBackendCases, type HttpBackendCase } from './http-backends.ts';
-import { openHttpHarness, postJson, type BackendFactory, type HttpHarness } from './http-harness.ts';
+import { httpStoreCases, type HttpStoreCase } from './http-stores.ts';
+import { openHttpHarness, postJson, type StoreFactory, type HttpHarness } from './http-harness.ts';
 
-async function withHarness(createBackend: BackendFactory, fn: (h: HttpHarness) => Promise<void>): Promise<void> {
-  const h = await openHttpHarness(createBackend);
+async function withHarness(createStore: StoreFactory, fn: (h: HttpHarness) => Promise<void>): Promise<void> {
+  const h = await openHttpHarness(createStore);
   try {
     await fn(h);
   } finally {
@@ -42,8 +42,8 @@ async function jobCount(h: HttpHarness): Promise<number> {
   return res.json<unknown[]>().length;
 }
 
-function describeQrHttp({ name, skip, create }: HttpBackendCase): void {
-  describe(`QR API on the ${name} backend`, { skip }, () => {
+function describeQrHttp({ name, skip, create }: HttpStoreCase): void {
+  describe(`QR API on the ${name} store`, { skip }, () => {
     test('POST /v1/qr answers with a PNG that decodes to the content, and GET by hash serves the same bytes with an ETag', () =>
       withHarness(create, async (h) => {
         h.worker.start();
@@ -157,4 +157,4 @@ function describeQrHttp({ name, skip, create }: HttpBackendCase): void {
   });
 }
 
-for (const backendCase of httpBackendCases()) describeQrHttp(backendCase);
+for (const storeCase of httpStoreCases()) describeQrHttp(storeCase);

@@ -1,5 +1,5 @@
 /**
- * A PostgreSQL store that is not there: every API route answers 503 BACKEND_UNAVAILABLE with
+ * A PostgreSQL store that is not there: every API route answers 503 STORE_UNAVAILABLE with
  * Retry-After, within a bounded time and never hanging — when connections are refused, when a
  * server accepts connections but never answers, and when a real server stops and comes back.
  */
@@ -11,14 +11,14 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { createFsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts';
-import { createPostgresBackend } from '../../src/backends/postgres/index.ts';
-import type { Backend } from '../../src/core/ports.ts';
+import { createPostgresStore } from '../../src/stores/postgres/index.ts';
+import type { Store } from '../../src/core/ports/store.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import { buildApp } from '../../src/http/build-app.ts';
 import { createMetrics } from '../../src/observe/metrics.ts';
 import { builtinPipelines } from '../../src/pipelines/index.ts';
 import { canRestartPostgres, postgresSkipReason, sharedPostgres, startStoppedPostgres, stopPostgresForOutage } from '../support/postgres-cluster.ts';
-import { createPostgresStore } from './http-backends.ts';
+import { postgresHttpStore } from './http-stores.ts';
 import { openHttpHarness, type HttpHarness } from './http-harness.ts';
 
 /**
@@ -58,16 +58,16 @@ async function hitEveryRoute(app: FastifyInstance): Promise<[string, number, unk
 
 function assertAllUnavailable(results: readonly [string, number, unknown, unknown][]): void {
   for (const [route, status, code, retryAfter] of results) {
-    assert.deepEqual([route, status, code], [route, 503, 'BACKEND_UNAVAILABLE']);
+    assert.deepEqual([route, status, code], [route, 503, 'STORE_UNAVAILABLE']);
     assert.match(String(retryAfter), /^\d+$/, `${route} sends Retry-After`);
   }
 }
 
-/** The API over `backend` without migrating it (the store is not reachable anyway). */
-async function openApp(backend: Backend, requestTimeoutMs: number): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
+/** The API over `store` without migrating it (the store is not reachable anyway). */
+async function openApp(store: Store, requestTimeoutMs: number): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'kiln-outage-'));
   const metrics = createMetrics();
-  const kiln = createKiln({ backend, artifacts: createFsArtifactStore({ root: join(dir, 'artifacts') }), pipelines: builtinPipelines });
+  const kiln = createKiln({ store, artifacts: createFsArtifactStore({ root: join(dir, 'artifacts') }), pipelines: builtinPipelines });
   metrics.setQueueStats(() => kiln.queues());
   const app = buildApp({ kiln, metrics, requestTimeoutMs });
   return {
@@ -107,9 +107,9 @@ async function closedPort(): Promise<number> {
 }
 
 describe('the API when PostgreSQL is unreachable', () => {
-  test('every route answers 503 BACKEND_UNAVAILABLE with Retry-After when connections are refused', { timeout: 30_000 }, async () => {
-    const backend = createPostgresBackend({ connectionString: `postgresql://kiln:pw@127.0.0.1:${await closedPort()}/kiln`, schema: 'kiln' });
-    const { app, close } = await openApp(backend, 10_000);
+  test('every route answers 503 STORE_UNAVAILABLE with Retry-After when connections are refused', { timeout: 30_000 }, async () => {
+    const store = createPostgresStore({ connectionString: `postgresql://kiln:pw@127.0.0.1:${await closedPort()}/kiln`, schema: 'kiln' });
+    const { app, close } = await openApp(store, 10_000);
     try {
       assertAllUnavailable(await hitEveryRoute(app));
       const metrics = await app.inject({ method: 'GET', url: '/metrics' });
@@ -117,14 +117,14 @@ describe('the API when PostgreSQL is unreachable', () => {
       assert.match(metrics.body, /^kiln_queue_stats_errors_total [1-9]/m);
     } finally {
       await close();
-      await backend.close();
+      await store.close();
     }
   });
 
   test('every route answers 503 within the request deadline when the server accepts connections but never answers', { timeout: 30_000 }, async () => {
     const silent = await startSilentServer();
-    const backend = createPostgresBackend({ connectionString: `postgresql://kiln:pw@127.0.0.1:${silent.port}/kiln`, schema: 'kiln' });
-    const { app, close } = await openApp(backend, 300);
+    const store = createPostgresStore({ connectionString: `postgresql://kiln:pw@127.0.0.1:${silent.port}/kiln`, schema: 'kiln' });
+    const { app, close } = await openApp(store, 300);
     try {
       const [results, metrics] = await Promise.all([hitEveryRoute(app), app.inject({ method: 'GET', url: '/metrics' })]);
       assertAllUnavailable(results);
@@ -134,7 +134,7 @@ describe('the API when PostgreSQL is unreachable', () => {
       await close();
       // Dropping the silent connections lets the pool's pending connects fail, so close() returns.
       await silent.close();
-      await backend.close();
+      await store.close();
     }
   });
 });
@@ -147,7 +147,7 @@ describe('the API when a real PostgreSQL stops and comes back', { skip: postgres
       t.skip('KILN_PG_URL server: cannot stop it from here');
       return;
     }
-    const h: HttpHarness = await openHttpHarness(createPostgresStore, { requestTimeoutMs: 5_000 });
+    const h: HttpHarness = await openHttpHarness(postgresHttpStore, { requestTimeoutMs: 5_000 });
     let down = false;
     t.after(async () => {
       if (down) await startStoppedPostgres();

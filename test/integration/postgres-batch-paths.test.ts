@@ -11,10 +11,11 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, it } from 'node:test';
 import pg from 'pg';
-import { createPostgresBackend } from '../../src/backends/postgres/index.ts';
+import { createPostgresStore } from '../../src/stores/postgres/index.ts';
 import { contentHash } from '../../src/core/canonical.ts';
 import { createFakeClock, type FakeClock } from '../../src/core/clock.ts';
-import type { Backend, ClaimedJob, CommitItem, JobSpec, SubmitRunRequest } from '../../src/core/ports.ts';
+import type { ClaimedJob, CommitItem, JobSpec, SubmitRunRequest } from '../../src/core/ports/jobs.ts';
+import type { Store } from '../../src/core/ports/store.ts';
 import { createSchemaName, postgresSkipReason, sharedPostgres } from '../support/postgres-cluster.ts';
 
 const skip = postgresSkipReason();
@@ -25,9 +26,9 @@ function stageJob(stage: string): JobSpec {
   return { stage, queue: `demo.${stage}`, kind: 'stage', maxAttempts: 3, priority: 0 };
 }
 
-async function submitOne(backend: Backend, n: number): Promise<string> {
+async function submitOne(store: Store, n: number): Promise<string> {
   const input = { n };
-  const [result] = await backend.submitRuns([
+  const [result] = await store.jobs.submit([
     { pipeline: 'demo', pipelineVersion: 1, input, inputChecksum: contentHash(input), stages: STAGES, firstJob: stageJob('a') },
   ]);
   assert.ok(result);
@@ -39,21 +40,21 @@ function complete(claimed: ClaimedJob, next: string | null, token = claimed.job.
 }
 
 describe('postgres set-based batch paths', { skip }, () => {
-  const opened: Backend[] = [];
+  const opened: Store[] = [];
   const schemas: string[] = [];
   let admin: pg.Pool | undefined;
 
-  const open = async (clock?: FakeClock): Promise<Backend> => {
+  const open = async (clock?: FakeClock): Promise<Store> => {
     const schema = createSchemaName();
     schemas.push(schema);
-    const backend = createPostgresBackend({ connectionString: (await sharedPostgres()).url, schema, ...(clock ? { clock } : {}) });
-    opened.push(backend);
-    await backend.migrate();
-    return backend;
+    const store = createPostgresStore({ connectionString: (await sharedPostgres()).url, schema, ...(clock ? { clock } : {}) });
+    opened.push(store);
+    await store.migrate();
+    return store;
   };
 
   afterEach(async () => {
-    for (const backend of opened.splice(0)) await backend.close();
+    for (const store of opened.splice(0)) await store.close();
     admin ??= new pg.Pool({ connectionString: (await sharedPostgres()).url, max: 1 });
     for (const schema of schemas.splice(0)) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   });
@@ -64,19 +65,19 @@ describe('postgres set-based batch paths', { skip }, () => {
 
   it('a completions-only batch commits the held leases and refuses stale, expired and cancelled ones without changing them', async () => {
     const clock = createFakeClock();
-    const backend = await open(clock);
+    const store = await open(clock);
     const runIds: string[] = [];
-    for (let n = 0; n < 5; n++) runIds.push(await submitOne(backend, n));
+    for (let n = 0; n < 5; n++) runIds.push(await submitOne(store, n));
     // The expired one is claimed first with a short lease, the rest with a long one.
-    const [expired] = await backend.claimJobs([{ queue: 'demo.a', workerId: 'w', limit: 1, leaseMs: 10 }]);
-    const held = await backend.claimJobs([{ queue: 'demo.a', workerId: 'w', limit: 4, leaseMs: LEASE_MS }]);
+    const [expired] = await store.jobs.claim([{ queue: 'demo.a', workerId: 'w', limit: 1, leaseMs: 10 }]);
+    const held = await store.jobs.claim([{ queue: 'demo.a', workerId: 'w', limit: 4, leaseMs: LEASE_MS }]);
     assert.ok(expired);
     assert.equal(held.length, 4);
     clock.advance(20);
     const [first, second, stale, cancelled] = held as [ClaimedJob, ClaimedJob, ClaimedJob, ClaimedJob];
-    await backend.cancelRun(cancelled.job.runId, 'test');
+    await store.operator.cancelRun(cancelled.job.runId, 'test');
 
-    const results = await backend.commit([
+    const results = await store.jobs.commit([
       complete(first, 'b'),
       complete(stale, 'b', 'not-the-token'),
       complete(expired, 'b'),
@@ -93,28 +94,28 @@ describe('postgres set-based batch paths', { skip }, () => {
     ]);
     // Refused items left their jobs, stage records and ledgers as they were.
     for (const refused of [stale, expired]) {
-      const job = await backend.getJob(refused.job.id);
+      const job = await store.reads.getJob(refused.job.id);
       assert.equal(job?.state, 'leased');
-      const detail = await backend.getRun(refused.job.runId);
+      const detail = await store.reads.getRun(refused.job.runId);
       assert.equal(detail?.run.currentStage, 'a');
       assert.equal(detail?.stages[0]?.status, 'running');
-      assert.deepEqual(await backend.readLedger(refused.job.runId), []);
+      assert.deepEqual(await store.reads.readLedger(refused.job.runId), []);
     }
-    const moved = await backend.getRun(first.job.runId);
+    const moved = await store.reads.getRun(first.job.runId);
     assert.equal(moved?.run.currentStage, 'b');
     assert.equal(moved?.stages[0]?.status, 'succeeded');
     assert.deepEqual(moved?.stages[0]?.output, { n: 'a' });
-    assert.deepEqual((await backend.readLedger(first.job.runId)).map((e) => [e.stage, e.output]), [['a', { n: 'a' }]]);
-    const [next] = await backend.claimJobs([{ queue: 'demo.b', workerId: 'w', limit: 10, leaseMs: LEASE_MS }]);
+    assert.deepEqual((await store.reads.readLedger(first.job.runId)).map((e) => [e.stage, e.output]), [['a', { n: 'a' }]]);
+    const [next] = await store.jobs.claim([{ queue: 'demo.b', workerId: 'w', limit: 10, leaseMs: LEASE_MS }]);
     assert.equal(next?.job.runId, first.job.runId);
     assert.deepEqual(next?.outputs, { a: { n: 'a' } });
-    assert.equal((await backend.getRun(second.job.runId))?.run.status, 'succeeded');
+    assert.equal((await store.reads.getRun(second.job.runId))?.run.status, 'succeeded');
   });
 
   it('one claim of 300 jobs hands each out once, starts each run and gives later stages their outputs', async () => {
-    const backend = await open();
-    for (let n = 0; n < 300; n++) await submitOne(backend, n);
-    const claimed = await backend.claimJobs([
+    const store = await open();
+    for (let n = 0; n < 300; n++) await submitOne(store, n);
+    const claimed = await store.jobs.claim([
       { queue: 'demo.a', workerId: 'w1', limit: 200, leaseMs: LEASE_MS },
       { queue: 'demo.a', workerId: 'w2', limit: 200, leaseMs: LEASE_MS },
     ]);
@@ -129,11 +130,11 @@ describe('postgres set-based batch paths', { skip }, () => {
       assert.equal(c.run.id, c.job.runId);
       assert.deepEqual(c.outputs, {});
     }
-    assert.equal((await backend.getRun(claimed[0]!.job.runId))?.run.status, 'running');
+    assert.equal((await store.reads.getRun(claimed[0]!.job.runId))?.run.status, 'running');
 
-    const results = await backend.commit(claimed.map((c) => complete(c, 'b')));
+    const results = await store.jobs.commit(claimed.map((c) => complete(c, 'b')));
     assert.ok(results.every((r) => r.outcome === 'committed' && r.runStatus === 'running'));
-    const next = await backend.claimJobs([{ queue: 'demo.b', workerId: 'w1', limit: 500, leaseMs: LEASE_MS }]);
+    const next = await store.jobs.claim([{ queue: 'demo.b', workerId: 'w1', limit: 500, leaseMs: LEASE_MS }]);
     assert.equal(next.length, 300);
     for (const c of next) {
       assert.deepEqual(c.outputs, { a: { n: 'a' } });
@@ -143,18 +144,18 @@ describe('postgres set-based batch paths', { skip }, () => {
   });
 
   it('concurrent submission batches sharing idempotency keys in opposite orders create one run per key, without deadlock', async () => {
-    const backend = await open();
+    const store = await open();
     const request = (key: string): SubmitRunRequest => {
       const input = { key };
       return { pipeline: 'demo', pipelineVersion: 1, input, inputChecksum: contentHash(input), stages: STAGES, firstJob: stageJob('a'), idempotencyKey: key };
     };
     // Two connections open before the batches, so that they do run at the same time.
-    await Promise.all([backend.listRuns({ limit: 1 }), backend.listJobs({ limit: 1 })]);
+    await Promise.all([store.reads.listRuns({ limit: 1 }), store.reads.listJobs({ limit: 1 })]);
     for (let round = 0; round < 5; round++) {
       const keys = Array.from({ length: 200 }, (_, i) => `r${round}-k${i}`);
       const [forward, backward] = await Promise.all([
-        backend.submitRuns(keys.map(request)),
-        backend.submitRuns([...keys].reverse().map(request)),
+        store.jobs.submit(keys.map(request)),
+        store.jobs.submit([...keys].reverse().map(request)),
       ]);
       const reversed = [...backward].reverse();
       forward.forEach((result, i) => {
@@ -162,7 +163,7 @@ describe('postgres set-based batch paths', { skip }, () => {
         assert.notEqual(result.created, reversed[i]?.created, 'one of the two batches created it');
       });
     }
-    assert.equal((await backend.listRuns({ limit: 2000 })).length, 1000);
-    assert.equal((await backend.listJobs({ limit: 2000 })).length, 1000);
+    assert.equal((await store.reads.listRuns({ limit: 2000 })).length, 1000);
+    assert.equal((await store.reads.listJobs({ limit: 2000 })).length, 1000);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Single-flight across connections on PostgreSQL: two backends with pools of their own (to the
+ * Single-flight across connections on PostgreSQL: two stores with pools of their own (to the
  * server, two sets of sessions, as two processes would be) share one schema and race
  * `acquireCacheEntry` for the same keys. Of all the callers of a key exactly one becomes its
  * builder — when the key is missing, when its builder's lease expired, and when a stale value
@@ -8,25 +8,26 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, it } from 'node:test';
 import pg from 'pg';
-import { createPostgresBackend } from '../../src/backends/postgres/index.ts';
+import { createPostgresStore } from '../../src/stores/postgres/index.ts';
 import { createFakeClock, type FakeClock } from '../../src/core/clock.ts';
-import type { Backend, CacheAcquireResult } from '../../src/core/ports.ts';
+import type { CacheAcquireResult } from '../../src/core/ports/cache.ts';
+import type { Store } from '../../src/core/ports/store.ts';
 import { createSchemaName, postgresSkipReason, sharedPostgres } from '../support/postgres-cluster.ts';
 
 const skip = postgresSkipReason();
 const KEYS = Array.from({ length: 50 }, (_, i) => `key-${i}`);
-/** Callers per key on each backend. */
+/** Callers per key on each store. */
 const CALLERS = 4;
 const CACHE = 'qr';
 
 /** One acquire of `key` by caller `n` of `side`, with a token naming the caller. */
-function acquire(backend: Backend, side: string, key: string, n: number, leaseMs = 30_000): Promise<CacheAcquireResult> {
+function acquire(store: Store, side: string, key: string, n: number, leaseMs = 30_000): Promise<CacheAcquireResult> {
   const token = `${side}-${key}-${n}`;
-  return backend.acquireCacheEntry({ cache: CACHE, key, owner: side, token, leaseMs });
+  return store.cache.acquire({ cache: CACHE, key, owner: side, token, leaseMs });
 }
 
-/** Every key acquired CALLERS times by each backend at once, interleaved; results by key. */
-async function race(a: Backend, b: Backend, keys: readonly string[], round: string): Promise<Map<string, CacheAcquireResult[]>> {
+/** Every key acquired CALLERS times by each store at once, interleaved; results by key. */
+async function race(a: Store, b: Store, keys: readonly string[], round: string): Promise<Map<string, CacheAcquireResult[]>> {
   const calls = keys.flatMap((key) =>
     Array.from({ length: CALLERS }, (_, n) => [acquire(a, `a${round}`, key, n), acquire(b, `b${round}`, key, n)]).flat(),
   );
@@ -48,24 +49,24 @@ function onlyOne(results: readonly CacheAcquireResult[], predicate: (r: CacheAcq
 }
 
 describe('postgres single-flight cache across pools', { skip }, () => {
-  const opened: Backend[] = [];
+  const opened: Store[] = [];
   const schemas: string[] = [];
   let admin: pg.Pool | undefined;
 
-  /** Two backends, each with its own pool, on one new migrated schema. */
-  const openPair = async (clock?: FakeClock): Promise<[Backend, Backend]> => {
+  /** Two stores, each with its own pool, on one new migrated schema. */
+  const openPair = async (clock?: FakeClock): Promise<[Store, Store]> => {
     const schema = createSchemaName();
     schemas.push(schema);
     const url = (await sharedPostgres()).url;
-    const make = () => createPostgresBackend({ connectionString: url, schema, poolSize: 10, ...(clock ? { clock } : {}) });
-    const pair: [Backend, Backend] = [make(), make()];
+    const make = () => createPostgresStore({ connectionString: url, schema, poolSize: 10, ...(clock ? { clock } : {}) });
+    const pair: [Store, Store] = [make(), make()];
     opened.push(...pair);
-    await Promise.all(pair.map((backend) => backend.migrate()));
+    await Promise.all(pair.map((store) => store.migrate()));
     return pair;
   };
 
   afterEach(async () => {
-    for (const backend of opened.splice(0)) await backend.close();
+    for (const store of opened.splice(0)) await store.close();
     admin ??= new pg.Pool({ connectionString: (await sharedPostgres()).url, max: 1 });
     for (const schema of schemas.splice(0)) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   });
@@ -88,7 +89,7 @@ describe('postgres single-flight cache across pools', { skip }, () => {
       fences.add(builder.entry.builderFence ?? -1);
       const token = builder.entry.builderToken ?? '';
       const finisher = token.startsWith('a') ? a : b;
-      assert.equal(await finisher.completeCacheEntry({ cache: CACHE, key, token, value: { artifact: key }, ttlMs: 60_000, staleMs: 0 }), true);
+      assert.equal(await finisher.cache.complete({ cache: CACHE, key, token, value: { artifact: key }, ttlMs: 60_000, staleMs: 0 }), true);
     }
     assert.equal(fences.size, KEYS.length, 'every build has its own fence');
 
@@ -109,7 +110,7 @@ describe('postgres single-flight cache across pools', { skip }, () => {
     const odd = KEYS.filter((_, i) => i % 2 === 1);
     for (const key of even) {
       const token = `first-${key}-0`;
-      assert.equal(await a.completeCacheEntry({ cache: CACHE, key, token, value: { v: 1 }, ttlMs: 1_000, staleMs: 60_000 }), true);
+      assert.equal(await a.cache.complete({ cache: CACHE, key, token, value: { v: 1 }, ttlMs: 1_000, staleMs: 60_000 }), true);
     }
     await clock.advance(2_000);
 
@@ -127,7 +128,7 @@ describe('postgres single-flight cache across pools', { skip }, () => {
       const builder = onlyOne(results, (r) => r.state === 'build', key);
       assert.ok(results.every((r) => r === builder || r.state === 'building'), `${key}: every other caller waits`);
       assert.ok((builder.entry.builderFence ?? 0) > (oldFence.get(key) ?? Infinity), `${key}: the takeover has a higher fence`);
-      const stale = await a.completeCacheEntry({ cache: CACHE, key, token: `first-${key}-0`, value: { v: 0 }, ttlMs: 1_000, staleMs: 0 });
+      const stale = await a.cache.complete({ cache: CACHE, key, token: `first-${key}-0`, value: { v: 0 }, ttlMs: 1_000, staleMs: 0 });
       assert.equal(stale, false, `${key}: the builder that was taken over cannot complete`);
     }
   });

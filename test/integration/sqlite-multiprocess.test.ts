@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
+import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
 import { contentHash } from '../../src/core/canonical.ts';
-import type { MigrationResult } from '../../src/core/ports.ts';
+import type { MigrationResult } from '../../src/core/ports/store.ts';
 
 const CHILD = fileURLToPath(new URL('./sqlite-multiprocess-child.ts', import.meta.url));
 
@@ -55,7 +55,7 @@ async function finish(child: Child): Promise<unknown> {
   return result;
 }
 
-describe('sqlite backend shared by several processes', () => {
+describe('sqlite store shared by several processes', () => {
   let dir = '';
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'kiln-sqlite-multiprocess-'));
@@ -72,26 +72,26 @@ describe('sqlite backend shared by several processes', () => {
     ]);
     const results = (await Promise.all(children.map(finish))) as MigrationResult[];
 
-    const backend = createSqliteBackend({ path });
+    const store = createSqliteStore({ path });
     try {
-      const latest = (await backend.migrate()).version;
-      assert.deepEqual(await backend.migrate(), { applied: [], version: latest });
+      const latest = (await store.migrate()).version;
+      assert.deepEqual(await store.migrate(), { applied: [], version: latest });
       assert.ok(results.every((r) => r.version === latest));
       const applied = results.map((r) => r.applied).sort((a, b) => a.length - b.length);
       assert.deepEqual(applied[0], [], 'the second migrator applies nothing');
       assert.deepEqual(applied[1], Array.from({ length: latest }, (_, i) => i + 1), 'the first applies every version once');
     } finally {
-      await backend.close();
+      await store.close();
     }
   });
 
   it('four processes claiming from one queue of 400 jobs claim and complete every job exactly once', async () => {
     const path = join(dir, 'claim.db');
     const queue = 'mp.work';
-    const backend = createSqliteBackend({ path });
+    const store = createSqliteStore({ path });
     try {
-      await backend.migrate();
-      await backend.submitRuns(
+      await store.migrate();
+      await store.jobs.submit(
         Array.from({ length: 400 }, (_, n) => ({
           pipeline: 'mp',
           pipelineVersion: 1,
@@ -108,19 +108,19 @@ describe('sqlite backend shared by several processes', () => {
       const claimed = reports.flatMap((r) => r.claimed);
       assert.equal(claimed.length, 400, 'every claim was of a distinct job');
       assert.equal(new Set(claimed).size, 400, 'no job was claimed twice');
-      const runs = await backend.listRuns({ pipeline: 'mp', limit: 1000 });
+      const runs = await store.reads.listRuns({ pipeline: 'mp', limit: 1000 });
       assert.equal(runs.length, 400);
       assert.ok(runs.every((r) => r.status === 'succeeded'));
       let ledgerEntries = 0;
       for (const run of runs) {
-        const ledger = await backend.readLedger(run.id);
+        const ledger = await store.reads.readLedger(run.id);
         assert.equal(ledger.length, 1, `run ${run.id} has exactly one ledger entry`);
         ledgerEntries += ledger.length;
       }
       assert.equal(ledgerEntries, 400);
-      assert.deepEqual(await backend.listJobs({ queue, limit: 10 }), [], 'the queue has no jobs left');
+      assert.deepEqual(await store.reads.listJobs({ queue, limit: 10 }), [], 'the queue has no jobs left');
     } finally {
-      await backend.close();
+      await store.close();
     }
   });
 
@@ -128,9 +128,9 @@ describe('sqlite backend shared by several processes', () => {
     const path = join(dir, 'cache.db');
     const cache = 'mp.render';
     const keys = Array.from({ length: 200 }, (_, i) => `key-${i}`);
-    const backend = createSqliteBackend({ path });
+    const store = createSqliteStore({ path });
     try {
-      await backend.migrate();
+      await store.migrate();
       const children = await startTogether([1, 2].map((i) => ['cache', path, cache, `builder-${i}`, String(keys.length)]));
       const reports = (await Promise.all(children.map(finish))) as { workerId: string; builds: { key: string; fence: number }[] }[];
 
@@ -138,28 +138,28 @@ describe('sqlite backend shared by several processes', () => {
       assert.deepEqual(builds.map((b) => b.key).sort(), [...keys].sort(), 'every key was built once, by one process');
       assert.equal(new Set(builds.map((b) => b.fence)).size, keys.length, 'every build got its own fence');
       for (const build of builds) {
-        const entry = await backend.getCacheEntry(cache, build.key);
+        const entry = await store.cache.get(cache, build.key);
         assert.equal(entry?.status, 'ready');
         assert.deepEqual(entry?.value, { builder: build.workerId }, `${build.key} holds the value of the process that built it`);
       }
     } finally {
-      await backend.close();
+      await store.close();
     }
   });
 
   it('three processes allocating versions of one counter at once get every value from 1 to 150 exactly once', async () => {
     const path = join(dir, 'versions.db');
-    const backend = createSqliteBackend({ path });
+    const store = createSqliteStore({ path });
     try {
-      await backend.migrate();
+      await store.migrate();
       const children = await startTogether([1, 2, 3].map((i) => ['versions', path, 'assets', `uploader-${i}`, '50']));
       const reports = (await Promise.all(children.map(finish))) as { versions: number[] }[];
       for (const { versions } of reports) assert.deepEqual(versions, [...versions].sort((a, b) => a - b), 'each process sees its values rise');
       const all = reports.flatMap((r) => r.versions).sort((a, b) => a - b);
       assert.deepEqual(all, Array.from({ length: 150 }, (_, i) => i + 1));
-      assert.equal(await backend.allocateVersion('assets', 'shared'), 151);
+      assert.equal(await store.versions.allocate('assets', 'shared'), 151);
     } finally {
-      await backend.close();
+      await store.close();
     }
   });
 });

@@ -9,15 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
-import * as J from '../../src/backends/sqlite/job-queries.ts';
-import * as Q from '../../src/backends/sqlite/queries.ts';
-import { JOB_COLUMNS, jobRowFromValues } from '../../src/backends/sqlite/rows.ts';
+import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
+import * as J from '../../src/stores/sqlite/job-queries.ts';
+import * as Q from '../../src/stores/sqlite/queries.ts';
+import { JOB_COLUMNS, jobRowFromValues } from '../../src/stores/sqlite/rows.ts';
 import { createFakeClock } from '../../src/core/clock.ts';
 import { jobIdempotencyKey } from '../../src/core/keys.ts';
 import { RunStatus } from '../../src/core/model.ts';
-import type { Backend } from '../../src/core/ports.ts';
-import { stageJob, submit } from '../conformance/backend-suite-fixture.ts';
+import type { Store } from '../../src/core/ports/store.ts';
+import { stageJob, submit } from '../conformance/store-suite-fixture.ts';
 
 /** Statements run for every submission, claim or commit, by name. */
 const HOT_STATEMENTS: Record<string, string> = {
@@ -57,19 +57,19 @@ function planOf(db: Database.Database, sql: string): string[] {
 describe('sqlite schema and statements', () => {
   let dir = '';
   let path = '';
-  let backend: Backend;
+  let store: Store;
   let raw: Database.Database | undefined;
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kiln-sqlite-schema-'));
     path = join(dir, 'kiln.db');
-    backend = createSqliteBackend({ path, clock: createFakeClock() });
-    await backend.migrate();
+    store = createSqliteStore({ path, clock: createFakeClock() });
+    await store.migrate();
   });
   afterEach(async () => {
     raw?.close();
     raw = undefined;
-    await backend.close();
+    await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -90,7 +90,7 @@ describe('sqlite schema and statements', () => {
         `${status} uses runs_status`,
       );
     }
-    for (const status of Object.values(RunStatus)) assert.deepEqual(await backend.listRuns({ status, limit: 5 }), []);
+    for (const status of Object.values(RunStatus)) assert.deepEqual(await store.reads.listRuns({ status, limit: 5 }), []);
   });
 
   it('listRuns by subject walks runs_subject_id within the subject, never the whole runs table', () => {
@@ -101,7 +101,7 @@ describe('sqlite schema and statements', () => {
   });
 
   it('the raw job row decoder reads every column of jobs, in the order JOB_COLUMNS names them', async () => {
-    await submit(backend, { tenant: 't1', traceId: 'trace-1' });
+    await submit(store, { tenant: 't1', traceId: 'trace-1' });
     raw = new Database(path, { readonly: true });
     const columns = (raw.prepare('PRAGMA table_info(jobs)').all() as { name: string }[]).map((c) => c.name);
     assert.deepEqual(
@@ -123,9 +123,9 @@ describe('sqlite schema and statements', () => {
   });
 
   it('a claim limit above the per-statement cap is served up to the cap without error', async () => {
-    const run = await submit(backend);
+    const run = await submit(store);
     const queue = run.currentStage === null ? '' : stageJob(run.currentStage).queue;
-    const claimed = await backend.claimJobs([{ queue, workerId: 'w', limit: J.MAX_PICK_LIMIT * 10, leaseMs: 1_000 }]);
+    const claimed = await store.jobs.claim([{ queue, workerId: 'w', limit: J.MAX_PICK_LIMIT * 10, leaseMs: 1_000 }]);
     assert.equal(claimed.length, 1);
   });
 });

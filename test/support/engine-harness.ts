@@ -1,14 +1,15 @@
 /**
- * Engine test harness: a memory backend on a fake clock, an in-memory artifact stand-in is not
+ * Engine test harness: a memory store on a fake clock, an in-memory artifact stand-in is not
  * needed (the engine only passes the store through), and an observer that records every event.
  */
-import { createMemoryBackend } from '../../src/backends/memory/index.ts';
+import { createMemoryStore } from '../../src/stores/memory/index.ts';
 import { createFakeClock, type FakeClock } from '../../src/core/clock.ts';
 import { createIdGenerator } from '../../src/core/ids.ts';
 import type { RunStatus } from '../../src/core/model.ts';
 import type { EngineObserver, StageExecution } from '../../src/core/observer.ts';
 import type { PipelineDefinition } from '../../src/core/pipeline/define-pipeline.ts';
-import type { ArtifactStore, Backend } from '../../src/core/ports.ts';
+import type { ArtifactStore } from '../../src/core/ports/artifact-store.ts';
+import type { Store } from '../../src/core/ports/store.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln, PolicyOverrides } from '../../src/engine/kiln-types.ts';
 
@@ -53,10 +54,10 @@ const unusedArtifacts: ArtifactStore = {
   remove: () => Promise.resolve(false),
 };
 
-/** A kiln over a memory backend and a fake clock. */
+/** A kiln over a memory store and a fake clock. */
 export interface EngineHarness {
   kiln: Kiln;
-  backend: Backend;
+  store: Store;
   clock: FakeClock;
   recorded: Recorded;
 }
@@ -65,11 +66,11 @@ export interface EngineHarness {
 export async function createEngineHarness(pipelines: PipelineDefinition[], policies?: PolicyOverrides): Promise<EngineHarness> {
   const clock = createFakeClock();
   const ids = createIdGenerator(clock);
-  const backend = createMemoryBackend({ clock, ids });
-  await backend.migrate();
+  const store = createMemoryStore({ clock, ids });
+  await store.migrate();
   const { observer, recorded } = createRecorder();
-  const kiln = createKiln({ backend, artifacts: unusedArtifacts, pipelines, clock, ids, observer, random: () => 0.5, ...(policies ? { policies } : {}) });
-  return { kiln, backend, clock, recorded };
+  const kiln = createKiln({ store, artifacts: unusedArtifacts, pipelines, clock, ids, observer, random: () => 0.5, ...(policies ? { policies } : {}) });
+  return { kiln, store, clock, recorded };
 }
 
 /** A promise with its resolve/reject exposed. */

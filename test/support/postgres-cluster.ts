@@ -50,7 +50,7 @@ function findBinDir(): string | undefined {
 
 /**
  * Why PostgreSQL tests cannot run here, or `undefined` when they can. Throws in CI, where
- * PostgreSQL is required: a skipped suite there would hide a broken backend.
+ * PostgreSQL is required: a skipped suite there would hide a broken store.
  */
 export function postgresSkipReason(): PostgresSkipReason {
   if (process.env.KILN_PG_URL) return undefined;

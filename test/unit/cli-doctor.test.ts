@@ -8,15 +8,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { createMemoryBackend } from '../../src/backends/memory/index.ts';
-import { createSqliteBackend } from '../../src/backends/sqlite/index.ts';
+import { createMemoryStore } from '../../src/stores/memory/index.ts';
+import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
 import { allPassed, runDoctorChecks, type DoctorCheck } from '../../src/cli/doctor-checks.ts';
 import type { ResolvedStore } from '../../src/config/schema.ts';
 import { createFakeClock } from '../../src/core/clock.ts';
-import { BackendUnavailableError } from '../../src/core/errors.ts';
+import { StoreUnavailableError } from '../../src/core/errors.ts';
 
 const START_MS = Date.UTC(2026, 0, 1);
-/** The memory backend stands in for a store with a clock of its own, as PostgreSQL has. */
+/** The memory store stands in for a store with a clock of its own, as PostgreSQL has. */
 const REMOTE: ResolvedStore = { kind: 'postgres', url: 'postgres://kiln:s3cret@db.example:5432/kiln', schema: 'kiln' };
 
 function byName(checks: readonly DoctorCheck[]): Record<string, DoctorCheck> {
@@ -26,9 +26,9 @@ function byName(checks: readonly DoctorCheck[]): Record<string, DoctorCheck> {
 /** Doctor over a memory store whose clock is `offsetMs` ahead of this host's. */
 async function checkRemote(offsetMs: number): Promise<Record<string, DoctorCheck>> {
   const hostClock = createFakeClock(START_MS);
-  const backend = createMemoryBackend({ clock: createFakeClock(START_MS + offsetMs) });
-  await backend.migrate();
-  return byName(await runDoctorChecks(async () => backend, { store: REMOTE, hostClock }));
+  const store = createMemoryStore({ clock: createFakeClock(START_MS + offsetMs) });
+  await store.migrate();
+  return byName(await runDoctorChecks(async () => store, { store: REMOTE, hostClock }));
 }
 
 describe('doctor checks', () => {
@@ -67,14 +67,14 @@ describe('doctor checks', () => {
 
   test('a store never migrated is a warning to run kiln migrate, and the doctor does not migrate it', async () => {
     const path = join(dir, 'empty.db');
-    await createSqliteBackend({ path }).close();
-    const checks = await runDoctorChecks(async () => createSqliteBackend({ path }), { store: { kind: 'sqlite', path } });
+    await createSqliteStore({ path }).close();
+    const checks = await runDoctorChecks(async () => createSqliteStore({ path }), { store: { kind: 'sqlite', path } });
     const schema = byName(checks)['schema']!;
     assert.equal(schema.status, 'warn');
     assert.match(schema.result, /not initialised/);
     assert.match(schema.action ?? '', /kiln migrate/);
     assert.ok(allPassed(checks), 'warnings do not fail the doctor');
-    const after = createSqliteBackend({ path });
+    const after = createSqliteStore({ path });
     try {
       assert.equal((await after.schemaVersion()).current, 0);
     } finally {
@@ -85,7 +85,7 @@ describe('doctor checks', () => {
   test('a store that cannot be opened fails connectivity without its password and skips the rest', async () => {
     const checks = await runDoctorChecks(
       async () => {
-        throw new BackendUnavailableError('connection to postgres://kiln:s3cret@db.example:5432/kiln refused');
+        throw new StoreUnavailableError('connection to postgres://kiln:s3cret@db.example:5432/kiln refused');
       },
       { store: REMOTE },
     );
@@ -114,10 +114,10 @@ describe('doctor checks', () => {
   test('on SQLite the clock check does not apply, and a schema newer than this kiln fails', async () => {
     const path = join(dir, 'kiln.db');
     const store: ResolvedStore = { kind: 'sqlite', path };
-    const setup = createSqliteBackend({ path });
+    const setup = createSqliteStore({ path });
     const { version } = await setup.migrate();
     await setup.close();
-    const current = byName(await runDoctorChecks(async () => createSqliteBackend({ path }), { store }));
+    const current = byName(await runDoctorChecks(async () => createSqliteStore({ path }), { store }));
     assert.deepEqual([current['schema']!.status, current['clock skew']!.status], ['ok', 'skip']);
     assert.match(current['clock skew']!.result, /n\/a: SQLite uses this host's clock/);
 
@@ -125,7 +125,7 @@ describe('doctor checks', () => {
     const db = new Database(path);
     db.prepare('INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)').run(version + 1, '9999_from_the_future.sql', 0);
     db.close();
-    const newer = byName(await runDoctorChecks(async () => createSqliteBackend({ path }), { store }))['schema']!;
+    const newer = byName(await runDoctorChecks(async () => createSqliteStore({ path }), { store }))['schema']!;
     assert.equal(newer.status, 'fail');
     assert.match(newer.result, new RegExp(`version ${version + 1} is newer than this kiln knows \\(${version}\\)`));
     assert.match(newer.action ?? '', /upgrade kiln/);

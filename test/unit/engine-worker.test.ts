@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BackendUnavailableError, StageFailure, ValidationError } from '../../src/core/errors.ts';
+import { StoreUnavailableError, StageFailure, ValidationError } from '../../src/core/errors.ts';
 import { definePipeline, type StageHandler } from '../../src/core/pipeline/define-pipeline.ts';
 import { createEngineHarness, deferred } from '../support/engine-harness.ts';
 
@@ -14,7 +14,7 @@ function threeStages(name: string, handlers: Partial<Record<'a' | 'b' | 'c', Sta
   return definePipeline({ name, version: 1, defaults: { backoff: { baseMs: 100, capMs: 1_000 } }, stages: [stage('a'), stage('b'), stage('c')] });
 }
 
-describe('engine worker on the memory backend', () => {
+describe('engine worker on the memory store', () => {
   it('runs every stage once in order and ends the run succeeded with outputs passed along', async () => {
     const seen: string[] = [];
     const p = threeStages('t.ok', {
@@ -107,7 +107,7 @@ describe('engine worker on the memory backend', () => {
     const { run } = await h.kiln.submit('t.lease', {});
     // Workers that claim and then die: nothing renews their leases.
     for (let i = 0; i < 2; i++) {
-      await h.backend.claimJobs([{ queue: 't.lease.a', workerId: `crashed-${i}`, limit: 1, leaseMs: 1_000 }]);
+      await h.store.jobs.claim([{ queue: 't.lease.a', workerId: `crashed-${i}`, limit: 1, leaseMs: 1_000 }]);
       await h.clock.advance(1_000);
     }
     const worker = h.kiln.createWorker();
@@ -284,7 +284,7 @@ describe('engine worker on the memory backend', () => {
     const h = await createEngineHarness([threeStages('t.crash')]);
     const { run } = await h.kiln.submit('t.crash', {});
     // A worker that claims and then dies: nothing renews its lease.
-    await h.backend.claimJobs([{ queue: 't.crash.a', workerId: 'crashed', limit: 1, leaseMs: 1_000 }]);
+    await h.store.jobs.claim([{ queue: 't.crash.a', workerId: 'crashed', limit: 1, leaseMs: 1_000 }]);
     const worker = h.kiln.createWorker();
     assert.equal(await worker.runOnce(), 0, 'not claimable while the lease holds');
     await h.clock.advance(1_000);
@@ -298,9 +298,9 @@ describe('engine worker on the memory backend', () => {
   it('retries a commit while the store is unavailable, so finished work is not run again', async () => {
     let calls = 0;
     const h = await createEngineHarness([threeStages('t.outage', { a: () => ++calls })]);
-    const commit = h.backend.commit.bind(h.backend);
+    const commit = h.store.jobs.commit.bind(h.store);
     let outages = 2;
-    h.backend.commit = (items) => (outages-- > 0 ? Promise.reject(new BackendUnavailableError('store restarting')) : commit(items));
+    h.store.jobs.commit = (items) => (outages-- > 0 ? Promise.reject(new StoreUnavailableError('store restarting')) : commit(items));
     const { run } = await h.kiln.submit('t.outage', {});
     const worker = h.kiln.createWorker({ pollMs: 100 });
     worker.start();
@@ -323,8 +323,8 @@ describe('engine worker on the memory backend', () => {
     const h = await createEngineHarness([p]);
     for (let i = 0; i < 4; i++) await h.kiln.submit('t.prefetch', { i });
     let claims = 0;
-    const claimJobs = h.backend.claimJobs.bind(h.backend);
-    h.backend.claimJobs = (requests) => (claims++, claimJobs(requests));
+    const claimJobs = h.store.jobs.claim.bind(h.store);
+    h.store.jobs.claim = (requests) => (claims++, claimJobs(requests));
     const worker = h.kiln.createWorker({ pollMs: 100 });
     worker.start();
     await h.clock.advance(10);

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { EXIT_CODES, ExitCode, exitCodeFor } from '../../src/cli/exit-codes.ts';
 import {
-  BackendUnavailableError,
+  StoreUnavailableError,
   ConfigError,
   ConflictError,
   ERROR_CODES,
@@ -103,7 +103,7 @@ describe('error catalog', () => {
       new ConflictError('RUN_COMPENSATED', 'no'),
       new ConflictError('LOCK_HELD', 'no'),
       new LeaseLostError('job_1'),
-      new BackendUnavailableError('down'),
+      new StoreUnavailableError('down'),
       new SchemaVersionError('newer'),
       StageFailure.retryable('x'),
     ];

@@ -4,7 +4,7 @@ import { ConflictError, StageFailure, ValidationError } from '../../src/core/err
 import type { StageErrorRecord } from '../../src/core/model.ts';
 import { classifyError, decideFailure } from '../../src/core/policy/retry.ts';
 import { DEFAULT_STAGE_POLICY, mergeStagePolicy } from '../../src/core/policy/stage-policy.ts';
-import type { JobSpec } from '../../src/core/ports.ts';
+import type { JobSpec } from '../../src/core/ports/jobs.ts';
 import { assertReplayable } from '../../src/core/run/transitions.ts';
 
 const policy = mergeStagePolicy(DEFAULT_STAGE_POLICY, { maxAttempts: 3, interventionAttempts: 2, backoff: { baseMs: 100, capMs: 1_000 } });

@@ -1,25 +1,25 @@
 /**
- * The engine's single-flight cache facade over a real (memory) backend on the real clock: one
+ * The engine's single-flight cache facade over a real (memory) store on the real clock: one
  * build per key however many callers race, waiters get the builder's value, negative entries,
  * transient failures, stale-while-revalidate and takeover after a builder dies.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createMemoryBackend } from '../../src/backends/memory/index.ts';
+import { createMemoryStore } from '../../src/stores/memory/index.ts';
 import { systemClock } from '../../src/core/clock.ts';
 import { StageFailure } from '../../src/core/errors.ts';
 import { createIdGenerator } from '../../src/core/ids.ts';
-import type { Backend } from '../../src/core/ports.ts';
+import type { Store } from '../../src/core/ports/store.ts';
 import { createSingleFlightCache } from '../../src/engine/single-flight-cache.ts';
 import { createRecorder, deferred } from '../support/engine-harness.ts';
 
 async function setup(owner = 'test') {
   const ids = createIdGenerator(systemClock);
-  const backend = createMemoryBackend({ clock: systemClock, ids });
-  await backend.migrate();
+  const store = createMemoryStore({ clock: systemClock, ids });
+  await store.migrate();
   const { observer, recorded } = createRecorder();
-  const cache = createSingleFlightCache({ backend, clock: systemClock, ids, observer, random: () => 0, owner });
-  return { backend, cache, recorded, ids, observer };
+  const cache = createSingleFlightCache({ store, clock: systemClock, ids, observer, random: () => 0, owner });
+  return { store, cache, recorded, ids, observer };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -76,14 +76,14 @@ describe('single-flight cache', () => {
   });
 
   it('releases the key after a transient failure: the next caller builds', async () => {
-    const { cache, backend } = await setup();
+    const { cache, store } = await setup();
     await assert.rejects(cache.getOrBuild({ cache: 'c', key: 'k', ttlMs: 60_000 }, () => Promise.reject(new Error('disk hiccup'))), /disk hiccup/);
-    assert.equal(await backend.getCacheEntry('c', 'k'), null);
+    assert.equal(await store.cache.get('c', 'k'), null);
     assert.deepEqual(await cache.getOrBuild({ cache: 'c', key: 'k', ttlMs: 60_000 }, async () => 'ok'), { value: 'ok', result: 'miss' });
   });
 
   it('serves the stale value while exactly one caller revalidates it', async () => {
-    const { cache, backend } = await setup();
+    const { cache, store } = await setup();
     await cache.getOrBuild({ cache: 'c', key: 'k', ttlMs: 20, staleMs: 60_000 }, async () => 'old');
     await sleep(40);
     const gate = deferred();
@@ -96,14 +96,14 @@ describe('single-flight cache', () => {
     const stale = await Promise.all(Array.from({ length: 5 }, () => cache.getOrBuild({ cache: 'c', key: 'k', ttlMs: 60_000, staleMs: 60_000 }, rebuild)));
     assert.ok(stale.every((r) => r.value === 'old' && r.result === 'stale'));
     gate.resolve();
-    for (let i = 0; i < 50 && (await backend.getCacheEntry('c', 'k'))?.value !== 'new'; i++) await sleep(5);
+    for (let i = 0; i < 50 && (await store.cache.get('c', 'k'))?.value !== 'new'; i++) await sleep(5);
     assert.equal(builds, 1);
     assert.deepEqual(await cache.getOrBuild({ cache: 'c', key: 'k', ttlMs: 60_000 }, rebuild), { value: 'new', result: 'hit' });
   });
 
   it('takes a build over when its builder died without finishing (its lease expired)', async () => {
-    const { cache, backend } = await setup();
-    await takeAndAbandon(backend, 'k', 30);
+    const { cache, store } = await setup();
+    await takeAndAbandon(store, 'k', 30);
     const started = Date.now();
     const result = await cache.getOrBuild({ cache: 'c', key: 'k', ttlMs: 60_000 }, async () => 'rebuilt');
     assert.equal(result.value, 'rebuilt');
@@ -112,7 +112,7 @@ describe('single-flight cache', () => {
 });
 
 /** A builder that takes the lease and never finishes (as if its process was killed). */
-async function takeAndAbandon(backend: Backend, key: string, leaseMs: number): Promise<void> {
-  const taken = await backend.acquireCacheEntry({ cache: 'c', key, owner: 'dead', token: 'dead-token', leaseMs });
+async function takeAndAbandon(store: Store, key: string, leaseMs: number): Promise<void> {
+  const taken = await store.cache.acquire({ cache: 'c', key, owner: 'dead', token: 'dead-token', leaseMs });
   assert.equal(taken.state, 'build');
 }

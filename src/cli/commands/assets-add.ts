@@ -7,7 +7,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { PipelineError } from '../../core/errors.ts';
-import type { RunDetail } from '../../core/ports.ts';
+import type { RunDetail } from '../../core/ports/reads.ts';
 import { createAssetService, type AssetService } from '../../pipelines/thumbnails/asset-service.ts';
 import { THUMBNAILS_PIPELINE } from '../../pipelines/thumbnails/pipeline.ts';
 import type { Runtime } from '../runtime.ts';

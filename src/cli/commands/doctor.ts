@@ -7,14 +7,14 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { StoreKind, type ResolvedStore } from '../../config/schema.ts';
 import { describeStore } from '../../config/store-url.ts';
-import { BackendUnavailableError } from '../../core/errors.ts';
+import { StoreUnavailableError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { Backend } from '../../core/ports.ts';
+import type { Store } from '../../core/ports/store.ts';
 import type { CliContext } from '../cli-context.ts';
 import { allPassed, runDoctorChecks, type DoctorCheck } from '../doctor-checks.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { commandRuntimeOptions, type GlobalOptions } from '../global-options.ts';
-import { openBackend } from '../open-backend.ts';
+import { openStore } from '../open-store.ts';
 import { loadRuntimeConfig } from '../runtime.ts';
 import { renderTable } from '../text-output.ts';
 import { parsePositiveInt } from './option-parsers.ts';
@@ -28,12 +28,12 @@ interface DoctorCommandOptions extends GlobalOptions {
  * Opens the store for inspection only. A SQLite file that does not exist is reported, not created:
  * a typo in the path should not leave an empty store behind.
  */
-function openForInspection(store: ResolvedStore, logger: Logger): () => Promise<Backend> {
+function openForInspection(store: ResolvedStore, logger: Logger): () => Promise<Store> {
   return async () => {
     if (store.kind === StoreKind.sqlite && store.path !== ':memory:' && !existsSync(store.path)) {
-      throw new BackendUnavailableError(`no SQLite store at ${store.path}`);
+      throw new StoreUnavailableError(`no SQLite store at ${store.path}`);
     }
-    return openBackend(store, { logger });
+    return openStore(store, { logger });
   };
 }
 

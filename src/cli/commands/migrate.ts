@@ -19,15 +19,15 @@ export function registerMigrateCommand(program: Command, ctx: CliContext): void 
     .option('--json', 'print {store, applied, version, latest} as JSON')
     .action((_o: MigrateOptions, cmd: Command) => {
       const options = cmd.optsWithGlobals<MigrateOptions>();
-      return withCommandRuntime(ctx, options, async ({ migration, config, backend }) => {
+      return withCommandRuntime(ctx, options, async ({ migration, config, store }) => {
         // Read back rather than trust the open: another process may have migrated meanwhile.
-        const { current, latest } = await backend.schemaVersion();
-        const store = describeStore(config.store);
+        const { current, latest } = await store.schemaVersion();
+        const storeName = describeStore(config.store);
         if (options.json) {
-          ctx.out(JSON.stringify({ store, applied: migration.applied, version: current, latest }));
+          ctx.out(JSON.stringify({ store: storeName, applied: migration.applied, version: current, latest }));
           return;
         }
-        ctx.out(`store: ${store}`);
+        ctx.out(`store: ${storeName}`);
         ctx.out(`applied: ${migration.applied.length === 0 ? 'none (already up to date)' : migration.applied.join(', ')}`);
         ctx.out(`schema version ${current} in force (the latest this kiln knows: ${latest})`);
       });

@@ -1,7 +1,7 @@
 /** `kiln runs` (list) and `kiln run <id>` (one run with its stage timeline). */
 import { Option, type Command } from 'commander';
 import { RunStatus } from '../../core/model.ts';
-import type { RunDetail } from '../../core/ports.ts';
+import type { RunDetail } from '../../core/ports/reads.ts';
 import { runDetailView, runView } from '../../http/views.ts';
 import type { CliContext } from '../cli-context.ts';
 import { withCommandRuntime, type GlobalOptions } from '../global-options.ts';

@@ -6,7 +6,8 @@ import { ValidationError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Job, JsonValue, Run } from '../model.ts';
 import type { SingleFlightCache } from '../cache.ts';
-import type { ArtifactStore, PublicationRequest } from '../ports.ts';
+import type { ArtifactStore } from '../ports/artifact-store.ts';
+import type { PublicationRequest } from '../ports/publications.ts';
 import type { StagePolicyOverrides } from '../policy/stage-policy.ts';
 
 /** What a stage handler receives. */

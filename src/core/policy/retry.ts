@@ -4,7 +4,7 @@
  */
 import { ErrorClass, PipelineError, StageFailure } from '../errors.ts';
 import type { StageErrorRecord } from '../model.ts';
-import type { FailureDecision, JobSpec } from '../ports.ts';
+import type { FailureDecision, JobSpec } from '../ports/jobs.ts';
 import type { BackoffPolicy, StagePolicy } from './stage-policy.ts';
 
 /** Full-jitter exponential backoff: uniform in `[0, min(cap, base * 2^(attempt-1))]`. */

@@ -1,5 +1,5 @@
 /**
- * The run state machine as a transition table. Backends apply these moves inside their
+ * The run state machine as a transition table. Stores apply these moves inside their
  * transactions; operator actions that ask for a move not listed here get `INVALID_TRANSITION`.
  */
 import { ConflictError } from '../errors.ts';

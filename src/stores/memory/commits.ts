@@ -1,0 +1,177 @@
+/**
+ * Lease-fenced commits for the memory store: `commit` applies a batch of completions and
+ * failures in order, each checking its own lease first and changing nothing when refused.
+ */
+import type { Job, Run, StageErrorRecord, StageRecord } from '../../core/model.ts';
+import { JobKind, JobState, RollbackStatus, RunStatus, StageStatus } from '../../core/model.ts';
+import type { CommitItem, CommitResult, CompleteStageRequest, FailStageRequest, FailureDecision, JobSpec } from '../../core/ports/jobs.ts';
+import { canTransition } from '../../core/run/transitions.ts';
+import { applyPublications } from './publications.ts';
+import type { LeaseCheck, MemoryState } from './state.ts';
+
+/** The refusal a failed lease check turns into. */
+function refusal(check: Extract<LeaseCheck, { ok: false }>): CommitResult {
+  return { outcome: check.reason === 'cancelled' ? 'cancelled' : 'lease_lost' };
+}
+
+/** Enqueues a compensation and marks its stage's rollback `pending`. */
+function enqueueRollback(state: MemoryState, run: Run, spec: JobSpec, now: number): void {
+  state.enqueue(run, spec, now);
+  state.stageRecord(run.id, spec.stage).rollbackStatus = RollbackStatus.pending;
+}
+
+/**
+ * Records the job's success, enqueues `next` or ends the run, deletes the job and applies its
+ * publications (see {@link applyPublications}).
+ */
+function completeStage(state: MemoryState, request: CompleteStageRequest, now: number): CommitResult {
+  const check = state.checkLease(request.lease, now);
+  if (!check.ok) return refusal(check);
+  const { job, run } = check;
+
+  // The first completion of a key wins; a duplicate keeps the recorded outcome.
+  if (!state.ledger.has(job.idempotencyKey)) {
+    state.ledger.set(job.idempotencyKey, {
+      key: job.idempotencyKey,
+      runId: run.id,
+      stage: job.stage,
+      kind: job.kind,
+      output: structuredClone(request.output),
+      completedAt: now,
+    });
+  }
+  const record = state.stageRecord(run.id, job.stage);
+  if (job.kind === JobKind.stage) {
+    record.status = StageStatus.succeeded;
+    record.output = structuredClone(request.output);
+    record.error = null;
+    record.leaseOwner = null;
+    record.leaseUntil = null;
+    record.finishedAt = now;
+    record.durationMs = request.durationMs;
+  } else {
+    record.rollbackStatus = RollbackStatus.succeeded;
+  }
+  // Delete before enqueuing: the next job must not be absorbed by this one's key.
+  state.deleteJob(job.id);
+
+  const next = request.next;
+  if (next === null) {
+    run.status = job.kind === JobKind.stage ? RunStatus.succeeded : RunStatus.failed;
+    run.currentStage = null;
+    run.finishedAt = now;
+  } else if (next.kind === JobKind.rollback) {
+    enqueueRollback(state, run, next, now);
+  } else {
+    state.enqueue(run, next, now);
+    run.currentStage = next.stage;
+  }
+  run.updatedAt = now;
+  // The job's own fence orders publications: a later holder of the same version wins.
+  const refused = applyPublications(state, request.publish ?? [], job.fence ?? 0, now);
+  return { outcome: 'committed', runStatus: run.status, ...(refused > 0 ? { publicationsRefused: refused } : {}) };
+}
+
+/** Job back to ready after the backoff; the stage waits as `failed`. */
+function applyRetry(state: MemoryState, job: Job, record: StageRecord, delayMs: number, now: number): void {
+  job.state = JobState.ready;
+  job.availableAt = now + Math.max(0, delayMs);
+  if (job.kind === JobKind.stage) record.status = StageStatus.failed;
+  if (delayMs <= 0) state.pendingWakes.add(job.queue);
+}
+
+/** Job and run wait for an operator. */
+function applyPark(job: Job, record: StageRecord, run: Run): void {
+  job.state = JobState.parked;
+  if (job.kind === JobKind.stage) record.status = StageStatus.failed;
+  // A compensation of a dead-lettered run cannot park the run (not a legal move): the job alone
+  // waits, visible as parked.
+  if (canTransition(run.status, RunStatus.parked)) run.status = RunStatus.parked;
+}
+
+/** The job, its stage record and its run as one failed attempt found them. */
+interface FailedAttempt {
+  job: Job;
+  record: StageRecord;
+  run: Run;
+  error: StageErrorRecord;
+}
+
+/** Job dead, stage and run dead-lettered, optional compensation enqueued. */
+function applyDeadLetter(
+  state: MemoryState,
+  ctx: FailedAttempt,
+  rollback: JobSpec | null,
+  now: number,
+): void {
+  const { job, record, run, error } = ctx;
+  job.state = JobState.dead;
+  if (job.kind === JobKind.stage) {
+    record.status = StageStatus.dead_lettered;
+    record.finishedAt = now;
+  } else {
+    record.rollbackStatus = RollbackStatus.dead_lettered;
+  }
+  run.status = RunStatus.dead_lettered;
+  run.error = error;
+  if (rollback !== null) enqueueRollback(state, run, rollback, now);
+}
+
+/**
+ * A permanent failure: job dead (kept for inspection), stage record failed for good; the run
+ * ends `failed`, or keeps its status while the compensation given runs (the last compensation
+ * ends it `failed`).
+ */
+function applyFail(state: MemoryState, ctx: FailedAttempt, rollback: JobSpec | null, now: number): void {
+  const { job, record, run, error } = ctx;
+  job.state = JobState.dead;
+  if (job.kind === JobKind.stage) {
+    record.status = StageStatus.failed;
+    record.finishedAt = now;
+  } else {
+    record.rollbackStatus = RollbackStatus.dead_lettered;
+  }
+  run.error = error;
+  if (rollback !== null) {
+    enqueueRollback(state, run, rollback, now);
+    return;
+  }
+  run.status = RunStatus.failed;
+  run.currentStage = null;
+  run.finishedAt = now;
+}
+
+/** Records a failed attempt and applies the engine's decision. */
+function failStage(state: MemoryState, request: FailStageRequest, now: number): CommitResult {
+  const check = state.checkLease(request.lease, now);
+  if (!check.ok) return refusal(check);
+  const { job, run } = check;
+  const error: StageErrorRecord = { ...request.error };
+  const record = state.stageRecord(run.id, job.stage);
+
+  job.lastError = error;
+  state.clearLease(job);
+  if (job.kind === JobKind.stage) {
+    record.error = error;
+    record.durationMs = request.durationMs;
+    record.leaseOwner = null;
+    record.leaseUntil = null;
+  }
+  const decision: FailureDecision = request.decision;
+  if (decision.action === 'retry') applyRetry(state, job, record, decision.delayMs, now);
+  else if (decision.action === 'park') applyPark(job, record, run);
+  else if (decision.action === 'fail') applyFail(state, { job, record, run, error }, decision.rollback, now);
+  else applyDeadLetter(state, { job, record, run, error }, decision.rollback, now);
+  run.updatedAt = now;
+  return { outcome: 'committed', runStatus: run.status };
+}
+
+
+/**
+ * Applies the items in order at one instant (one transaction): each is fenced by its own lease,
+ * and a refused item changes nothing, so later items see exactly what they would alone.
+ */
+export function commit(state: MemoryState, items: readonly CommitItem[]): CommitResult[] {
+  const now = state.clock.now();
+  return items.map((item) => (item.type === 'complete' ? completeStage(state, item, now) : failStage(state, item, now)));
+}

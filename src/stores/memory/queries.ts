@@ -1,0 +1,94 @@
+/**
+ * Read-only queries of the memory store: runs, jobs, queue stats, ledger.
+ */
+import type { Job, LedgerEntry, QueueStats, Run } from '../../core/model.ts';
+import { JobState } from '../../core/model.ts';
+import type { ListJobsQuery, ListRunsQuery, RunDetail } from '../../core/ports/reads.ts';
+import type { MemoryState } from './state.ts';
+
+/** Ids sort by creation time, so comparing them orders by age. */
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A run with its stage records in pipeline order, or null. */
+export function getRun(state: MemoryState, runId: string): RunDetail | null {
+  const run = state.runs.get(runId);
+  if (!run) return null;
+  const stages = [...(state.stages.get(runId) ?? [])].sort((a, b) => a.index - b.index);
+  return { run, stages };
+}
+
+/** A job, or null (deleted or never existed). */
+export function getJob(state: MemoryState, jobId: string): Job | null {
+  return state.jobs.get(jobId) ?? null;
+}
+
+/** Runs matching the filter, newest first. */
+export function listRuns(state: MemoryState, query: ListRunsQuery): Run[] {
+  const { before } = query;
+  return [...state.runs.values()]
+    .filter(
+      (r) =>
+        (query.pipeline === undefined || r.pipeline === query.pipeline) &&
+        (query.status === undefined || r.status === query.status) &&
+        (query.subjectId === undefined || r.subjectId === query.subjectId) &&
+        (before === undefined || r.id < before),
+    )
+    .sort((a, b) => compareIds(b.id, a.id))
+    .slice(0, Math.max(0, query.limit));
+}
+
+/** Jobs matching the filter, oldest first. */
+export function listJobs(state: MemoryState, query: ListJobsQuery): Job[] {
+  return [...state.jobs.values()]
+    .filter(
+      (j) =>
+        (query.queue === undefined || j.queue === query.queue) &&
+        (query.runId === undefined || j.runId === query.runId) &&
+        (query.state === undefined || j.state === query.state),
+    )
+    .sort((a, b) => a.enqueuedAt - b.enqueuedAt || compareIds(a.id, b.id))
+    .slice(0, Math.max(0, query.limit));
+}
+
+function emptyStats(queue: string, paused: boolean): QueueStats {
+  return { queue, paused, ready: 0, scheduled: 0, leased: 0, parked: 0, dead: 0, oldestReadyAgeMs: 0 };
+}
+
+/** Counts one job into its queue's stats. */
+function countJob(stats: QueueStats, job: Job, now: number): void {
+  if (job.state === JobState.ready) {
+    if (job.availableAt > now) {
+      stats.scheduled += 1;
+    } else {
+      stats.ready += 1;
+      // Age since the job could first run, so a backoff does not count as queueing delay.
+      stats.oldestReadyAgeMs = Math.max(stats.oldestReadyAgeMs, now - job.availableAt);
+    }
+  } else {
+    stats[job.state] += 1;
+  }
+}
+
+/** Every queue that has jobs or was paused (or resumed), by name. */
+export function queueStats(state: MemoryState): QueueStats[] {
+  const now = state.clock.now();
+  const byQueue = new Map<string, QueueStats>();
+  const statsOf = (queue: string): QueueStats => {
+    let stats = byQueue.get(queue);
+    if (!stats) {
+      stats = emptyStats(queue, state.queuePaused.get(queue) === true);
+      byQueue.set(queue, stats);
+    }
+    return stats;
+  };
+  for (const queue of state.queuePaused.keys()) statsOf(queue);
+  for (const job of state.jobs.values()) countJob(statsOf(job.queue), job, now);
+  return [...byQueue.values()].sort((a, b) => compareIds(a.queue, b.queue));
+}
+
+/** Ledger entries of a run, in completion order. */
+export function readLedger(state: MemoryState, runId: string): LedgerEntry[] {
+  return [...state.ledger.values()].filter((e) => e.runId === runId);
+}

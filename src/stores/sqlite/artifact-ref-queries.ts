@@ -1,0 +1,30 @@
+/**
+ * The SQL of the SQLite store for `listReferencedArtifacts`: where artifact refs may sit, as
+ * named constants prepared once per connection by `statements.ts`. Each returns one TEXT column
+ * (read plucked) for `referenced-artifacts.ts` to scan with the shared pattern; SQLite has no
+ * regular expressions of its own. `instr` (case-sensitive, unlike LIKE) skips values that
+ * cannot hold a ref without handing their text over.
+ */
+import { REPLAYABLE_RUN_STATUSES } from '../shared/artifact-refs.ts';
+
+/** `'queued', 'running', ...`: literals (fixed, from code), so the statement has no list parameter. */
+const REPLAYABLE = REPLAYABLE_RUN_STATUSES.map((status) => `'${status}'`).join(', ');
+
+/** Out: the artifact of every publication, once each (walks publications_artifact, 0002). */
+export const SELECT_PUBLISHED_ARTIFACT_REFS = 'SELECT DISTINCT artifact_ref FROM publications';
+
+/** Out: the value JSON of every cache entry (any status) that may hold a ref. Scans cache_entries. */
+export const SELECT_CACHE_VALUES_WITH_REFS = "SELECT value FROM cache_entries WHERE instr(value, 'sha256:') > 0";
+
+/**
+ * Out: the input JSON and the stage output JSON of every run that may still run or be replayed
+ * (REPLAYABLE_RUN_STATUSES), where they may hold a ref. Scans runs (queued and running runs have
+ * no index of their own: the reaper's cost, kept off the hot path); CROSS JOIN fixes the join
+ * order (SQLite never reorders it), so stage records are found by key for those runs only rather
+ * than all scanned.
+ */
+export const SELECT_REPLAYABLE_RUN_JSON = `
+  SELECT input FROM runs WHERE status IN (${REPLAYABLE}) AND instr(input, 'sha256:') > 0
+  UNION ALL
+  SELECT s.output FROM runs AS r CROSS JOIN stage_records AS s ON s.run_id = r.id
+  WHERE r.status IN (${REPLAYABLE}) AND instr(s.output, 'sha256:') > 0`;

@@ -1,0 +1,158 @@
+/**
+ * Lease-fenced commits: `commit` applies a batch of completions and failures in order inside one
+ * BEGIN IMMEDIATE transaction (group commit). Each item checks its own lease first and changes
+ * nothing when the lease is refused; otherwise the ledger, stage record, next job, run, job and
+ * the completion's publications (compare-and-set, fenced by the lease fence) change together. A
+ * completion — the hot path — is five statements (plus one per publication) and reads no run
+ * row: the fenced delete returns what the ledger, the next job and the publications need, and the
+ * run update returns the run's status.
+ */
+import type { RunStatus, StageErrorRecord } from '../../core/model.ts';
+import type { CommitItem, CommitResult, CompleteStageRequest, FailStageRequest, JobSpec } from '../../core/ports/jobs.ts';
+import { canTransition } from '../../core/run/transitions.ts';
+import { checkLease, refusalReason, type RefusalReason } from './check-lease.ts';
+import type { SqliteContext } from './context.ts';
+import { enqueueJob, type JobOwner } from './enqueue-job.ts';
+import { applyPublications } from './publications.ts';
+import { toJson, type JobRow, type RunRow } from './rows.ts';
+import { requireRun, updateRun, type RunChanges } from './run-state.ts';
+import type { DeletedJobRow } from './statements.ts';
+
+/** The refusal a failed lease check turns into. */
+function refusal(reason: RefusalReason): CommitResult {
+  return { outcome: reason === 'cancelled' ? 'cancelled' : 'lease_lost' };
+}
+
+/** The status a run update returned; the run of a held job always exists (foreign key). */
+function statusOf(row: { status: RunStatus } | undefined, runId: string): RunStatus {
+  if (!row) throw new Error(`run ${runId} of a held job is missing`);
+  return row.status;
+}
+
+/** Enqueues a compensation and marks its stage's rollback `pending`. */
+function enqueueRollback(ctx: SqliteContext, run: JobOwner, spec: JobSpec, now: number): void {
+  enqueueJob(ctx, run, spec, now);
+  ctx.sql().setRollbackStatus.run('pending', run.id, spec.stage);
+}
+
+/** Enqueues `next` or ends the run; returns the run's status afterwards. */
+function advanceRun(ctx: SqliteContext, job: DeletedJobRow, next: JobSpec | null, now: number): RunStatus {
+  const sql = ctx.sql();
+  if (next === null) {
+    const status = job.kind === 'stage' ? 'succeeded' : 'failed';
+    sql.finishRun.run({ id: job.run_id, status, now });
+    return status;
+  }
+  // The job carries its run's pipeline, tenant and trace id: no need to read the run.
+  const owner: JobOwner = { id: job.run_id, pipeline: job.pipeline, tenant: job.tenant, trace_id: job.trace_id };
+  if (next.kind === 'rollback') {
+    enqueueRollback(ctx, owner, next, now);
+    return statusOf(sql.touchRun.get({ id: job.run_id, now }), job.run_id);
+  }
+  enqueueJob(ctx, owner, next, now);
+  return statusOf(sql.moveRunToStage.get({ id: job.run_id, stage: next.stage, now }), job.run_id);
+}
+
+/** Records the job's success, enqueues `next` or ends the run, and deletes the job. */
+function completeStage(ctx: SqliteContext, request: CompleteStageRequest, now: number): CommitResult {
+  const sql = ctx.sql();
+  // Fence check and delete in one statement, and first: a refused lease changes nothing, and the
+  // next job can never be absorbed by this one's live key.
+  const job = sql.deleteLeasedJob.get({ id: request.lease.jobId, token: request.lease.token, now });
+  if (!job) return refusal(refusalReason(ctx, request.lease.jobId));
+  const output = toJson(request.output);
+
+  // The first completion of a key wins; a duplicate keeps the recorded outcome.
+  sql.insertLedger.run({ run_id: job.run_id, key: job.idempotency_key, stage: job.stage, kind: job.kind, output, now });
+  if (job.kind === 'stage') {
+    sql.succeedStage.run({ run_id: job.run_id, stage: job.stage, output, now, duration_ms: request.durationMs });
+  } else {
+    sql.setRollbackStatus.run('succeeded', job.run_id, job.stage);
+  }
+  const runStatus = advanceRun(ctx, job, request.next, now);
+  // Only a held lease gets here: a refused item publishes nothing.
+  if (request.publish === undefined || request.publish.length === 0) return { outcome: 'committed', runStatus };
+  return { outcome: 'committed', runStatus, publicationsRefused: applyPublications(ctx, request.publish, job.fence, now) };
+}
+
+/** What a failed attempt does to the job, its stage record and its run. */
+interface FailureEffect {
+  jobState: 'ready' | 'parked' | 'dead';
+  availableAt: number;
+  stageStatus: 'failed' | 'dead_lettered';
+  run: RunChanges | null;
+}
+
+/**
+ * A permanent failure: the run ends `failed`, or only takes the error while the compensation
+ * given runs (the last compensation ends it `failed`).
+ */
+function finalFailureEffect(job: JobRow, rollback: JobSpec | null, error: string, now: number): FailureEffect {
+  const run: RunChanges = rollback === null ? { status: 'failed', error, current_stage: null, finished_at: now } : { error };
+  return { jobState: 'dead', availableAt: job.available_at, stageStatus: 'failed', run };
+}
+
+function failureEffect(request: FailStageRequest, job: JobRow, run: RunRow, error: string, now: number): FailureEffect {
+  const decision = request.decision;
+  if (decision.action === 'retry') {
+    return { jobState: 'ready', availableAt: now + Math.max(0, decision.delayMs), stageStatus: 'failed', run: null };
+  }
+  if (decision.action === 'park') {
+    // A compensation of a dead-lettered run cannot park the run (not a legal move): the job
+    // alone waits, visible as parked.
+    const park = canTransition(run.status, 'parked') ? { status: 'parked' as const } : null;
+    return { jobState: 'parked', availableAt: job.available_at, stageStatus: 'failed', run: park };
+  }
+  if (decision.action === 'fail') return finalFailureEffect(job, decision.rollback, error, now);
+  return {
+    jobState: 'dead',
+    availableAt: job.available_at,
+    stageStatus: 'dead_lettered',
+    run: { status: 'dead_lettered', error },
+  };
+}
+
+/** Records a failed attempt and applies the engine's decision. */
+function failStage(ctx: SqliteContext, request: FailStageRequest, now: number): CommitResult {
+  const check = checkLease(ctx, request.lease, now);
+  if (!check.ok) return refusal(check.reason);
+  const { job } = check;
+  const sql = ctx.sql();
+  const run = requireRun(ctx, job.run_id);
+  // Only the record's own fields: an Error-like object passed in must not leak extra keys.
+  const { class: errorClass, code, message } = request.error;
+  const error = JSON.stringify({ class: errorClass, code, message } satisfies StageErrorRecord);
+  const effect = failureEffect(request, job, run, error, now);
+
+  sql.unleaseJob.run({ id: job.id, state: effect.jobState, available_at: effect.availableAt, attempt: job.attempt, last_error: error });
+  if (job.kind === 'stage') {
+    sql.failStage.run({
+      run_id: run.id,
+      stage: job.stage,
+      status: effect.stageStatus,
+      error,
+      duration_ms: request.durationMs,
+      finished_at: effect.jobState === 'dead' ? now : null,
+    });
+  } else if (effect.jobState === 'dead') {
+    sql.setRollbackStatus.run('dead_lettered', run.id, job.stage);
+  }
+  if (effect.jobState === 'ready' && effect.availableAt <= now) ctx.wake(job.queue);
+
+  // A retry leaves the run's status alone, so runs_status is not rewritten for it.
+  const status = effect.run === null ? statusOf(sql.touchRun.get({ id: run.id, now }), run.id) : updateRun(ctx, run, effect.run, now).status;
+  const { decision } = request;
+  if ((decision.action === 'dead_letter' || decision.action === 'fail') && decision.rollback !== null) {
+    enqueueRollback(ctx, run, decision.rollback, now);
+  }
+  return { outcome: 'committed', runStatus: status };
+}
+
+/**
+ * Applies the items in order at one instant inside the caller's transaction, each fenced by its
+ * own lease: a refused item writes nothing, so later items see what they would see alone.
+ */
+export function commit(ctx: SqliteContext, items: readonly CommitItem[]): CommitResult[] {
+  const now = ctx.clock.now();
+  return items.map((item) => (item.type === 'complete' ? completeStage(ctx, item, now) : failStage(ctx, item, now)));
+}

@@ -1,0 +1,74 @@
+/**
+ * Read-only queries: runs, jobs, queue stats, ledger. Each runs in one deferred (read)
+ * transaction, so a run and its stage records come from the same snapshot.
+ */
+import type { Job, LedgerEntry, QueueStats, Run } from '../../core/model.ts';
+import type { ListJobsQuery, ListRunsQuery, RunDetail } from '../../core/ports/reads.ts';
+import type { SqliteContext } from './context.ts';
+import { jobFromRow, ledgerFromRow, runFromRow, stageFromRow } from './rows.ts';
+
+/** A run with its stage records in pipeline order, or null. */
+export function getRun(ctx: SqliteContext, runId: string): RunDetail | null {
+  const sql = ctx.sql();
+  const row = sql.selectRun.get(runId);
+  if (!row) return null;
+  return { run: runFromRow(row), stages: sql.selectStagesOfRun.all(runId).map(stageFromRow) };
+}
+
+/** Sorts after every id (ids are ASCII), so "no `before`" needs no separate statement. */
+const AFTER_EVERY_ID = '\u{10FFFF}';
+
+/** Runs matching the filter, newest first (ids sort by creation time). */
+export function listRuns(ctx: SqliteContext, query: ListRunsQuery): Run[] {
+  const sql = ctx.sql();
+  const params = { pipeline: query.pipeline ?? null, before: query.before ?? AFTER_EVERY_ID, limit: Math.max(0, query.limit) };
+  if (query.subjectId !== undefined) {
+    // A subject narrows further than any other filter: walk its runs, check the rest row by row.
+    return sql.listRunsOfSubject.all({ ...params, subject_id: query.subjectId, status: query.status ?? null }).map(runFromRow);
+  }
+  const rows = query.status === undefined ? sql.listRuns.all(params) : sql.listRunsByStatus(query.status).all(params);
+  return rows.map(runFromRow);
+}
+
+/** A job, or null (deleted or never existed). */
+export function getJob(ctx: SqliteContext, jobId: string): Job | null {
+  const row = ctx.sql().selectJob.get(jobId);
+  return row ? jobFromRow(row) : null;
+}
+
+/** Jobs matching the filter, oldest first. */
+export function listJobs(ctx: SqliteContext, query: ListJobsQuery): Job[] {
+  const sql = ctx.sql();
+  const params = { queue: query.queue ?? null, state: query.state ?? null, limit: Math.max(0, query.limit) };
+  const rows = query.runId === undefined ? sql.listJobs.all(params) : sql.listJobsOfRun.all({ ...params, run_id: query.runId });
+  return rows.map(jobFromRow);
+}
+
+function emptyStats(queue: string, paused: boolean): QueueStats {
+  return { queue, paused, ready: 0, scheduled: 0, leased: 0, parked: 0, dead: 0, oldestReadyAgeMs: 0 };
+}
+
+/** Every queue that has jobs or was paused (or resumed), by name. */
+export function queueStats(ctx: SqliteContext): QueueStats[] {
+  const now = ctx.clock.now();
+  const sql = ctx.sql();
+  const byQueue = new Map<string, QueueStats>();
+  for (const row of sql.selectQueues.all()) byQueue.set(row.name, emptyStats(row.name, row.paused === 1));
+  for (const row of sql.queueJobCounts.all({ now })) {
+    const stats = byQueue.get(row.queue) ?? emptyStats(row.queue, false);
+    stats.ready = row.ready;
+    stats.scheduled = row.scheduled;
+    stats.leased = row.leased;
+    stats.parked = row.parked;
+    stats.dead = row.dead;
+    // Age since the job could first run, so a backoff does not count as queueing delay.
+    stats.oldestReadyAgeMs = row.oldest_ready_at === null ? 0 : now - row.oldest_ready_at;
+    byQueue.set(row.queue, stats);
+  }
+  return [...byQueue.values()].sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0));
+}
+
+/** Ledger entries of a run, in completion order. */
+export function readLedger(ctx: SqliteContext, runId: string): LedgerEntry[] {
+  return ctx.sql().selectLedgerOfRun.all(runId).map(ledgerFromRow);
+}

@@ -1,0 +1,51 @@
+/**
+ * The stores the HTTP suites run on, so one test body covers every store: memory and SQLite
+ * always, PostgreSQL when one is available (a private cluster, or `KILN_PG_URL`; skipped with the
+ * reason printed otherwise, and required in CI). Each PostgreSQL test gets a fresh schema, dropped
+ * when the test closes its harness.
+ */
+import { join } from 'node:path';
+import pg from 'pg';
+import { createMemoryStore } from '../../src/stores/memory/index.ts';
+import { createPostgresStore } from '../../src/stores/postgres/index.ts';
+import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
+import { createSchemaName, postgresSkipReason, sharedPostgres } from '../support/postgres-cluster.ts';
+import type { StoreFactory } from './http-harness.ts';
+
+/** One store the HTTP suites run on. */
+export interface HttpStoreCase {
+  name: string;
+  /** Why this store's tests are skipped here, or undefined when they run. */
+  skip: string | undefined;
+  create: StoreFactory;
+}
+
+/** Drops a test schema and everything in it. */
+export async function dropSchema(url: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A PostgreSQL store in a fresh schema of the shared test server, dropped on destroy. */
+export const postgresHttpStore: StoreFactory = async () => {
+  const { url } = await sharedPostgres();
+  const schema = createSchemaName('kiln_http_');
+  return {
+    store: createPostgresStore({ connectionString: url, schema }),
+    destroy: () => dropSchema(url, schema),
+  };
+};
+
+/** memory, sqlite and postgres, in that order. */
+export function httpStoreCases(): HttpStoreCase[] {
+  return [
+    { name: 'memory', skip: undefined, create: () => createMemoryStore() },
+    { name: 'sqlite', skip: undefined, create: (dir) => createSqliteStore({ path: join(dir, 'kiln.db') }) },
+    { name: 'postgres', skip: postgresSkipReason(), create: postgresHttpStore },
+  ];
+}
