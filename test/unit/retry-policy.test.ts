@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConflictError, StageFailure, ValidationError } from '../../src/core/errors.ts';
 import type { StageErrorRecord } from '../../src/core/model.ts';
-import { classifyError, decideFailure } from '../../src/core/policy/retry.ts';
+import { backoffDelayMs, classifyError, decideFailure } from '../../src/core/policy/retry.ts';
 import { DEFAULT_STAGE_POLICY, mergeStagePolicy } from '../../src/core/policy/stage-policy.ts';
 import type { JobSpec } from '../../src/core/ports/jobs.ts';
 import { assertReplayable } from '../../src/core/run/transitions.ts';
@@ -31,6 +31,35 @@ describe('decideFailure', () => {
     assert.equal(classifyError(StageFailure.permanent('bad', { code: 'ASSET_UNSUPPORTED_FORMAT' })).class, 'permanent');
     assert.equal(classifyError(new ValidationError('bad input')).class, 'permanent');
     assert.equal(classifyError(new Error('flaky')).class, 'transient');
+  });
+});
+
+describe('backoff', () => {
+  const backoff = { baseMs: 100, capMs: 1_000 };
+  const top = () => 1 - Number.EPSILON;
+
+  it('doubles the ceiling with every attempt until the cap, then stays at the cap', () => {
+    const ceilings = Array.from({ length: 8 }, (_, i) => backoffDelayMs(backoff, i + 1, top));
+    assert.deepEqual(ceilings, [99, 199, 399, 799, 999, 999, 999, 999]);
+  });
+
+  it('draws the full jitter uniformly from zero to the ceiling', () => {
+    assert.equal(backoffDelayMs(backoff, 3, () => 0), 0);
+    assert.equal(backoffDelayMs(backoff, 3, () => 0.5), 200);
+    assert.equal(backoffDelayMs(backoff, 4, () => 0.25), 200);
+  });
+
+  it('stays at the cap for very late attempts (no overflow to Infinity or NaN)', () => {
+    assert.equal(backoffDelayMs(backoff, 10_000, top), 999);
+    assert.equal(backoffDelayMs({ baseMs: 1_000, capMs: 60_000 }, 1_000, () => 0.5), 30_000);
+  });
+
+  it('the retry decision follows the same curve at every attempt, and a retryAfterMs hint wins', () => {
+    const policy5 = mergeStagePolicy(DEFAULT_STAGE_POLICY, { maxAttempts: 10, backoff });
+    const delays = [1, 2, 3, 4, 5, 6].map((attempt) => decideFailure({ error: error('transient'), attempt, policy: policy5, rollback, random: top }));
+    assert.deepEqual(delays, [99, 199, 399, 799, 999, 999].map((delayMs) => ({ action: 'retry', delayMs })));
+    const hinted = decideFailure({ error: { ...error('transient'), retryAfterMs: 5_000 }, attempt: 4, policy: policy5, rollback, random: top });
+    assert.deepEqual(hinted, { action: 'retry', delayMs: 5_000 });
   });
 });
 
