@@ -1,5 +1,5 @@
 // ESLint flat config. Besides typescript-eslint's recommended rules it enforces the module
-// boundaries of STYLE.md: which folder may import which, which drivers each may touch, no cycles.
+// boundaries of docs/architecture.md: which folder may import which, which drivers each may touch, no cycles.
 import { readdirSync } from 'node:fs';
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
@@ -30,7 +30,7 @@ const storeZones = readdirSync(new URL('./src/stores', import.meta.url), { withF
     from: './src',
     // A Set: for the shared folder itself the last two are one path, and the rule rejects duplicates.
     except: [...new Set(['./core', `./stores/${SHARED_STORE_CODE}`, `./stores/${d.name}`])],
-    message: 'A store imports only src/core, src/stores/shared and its own folder; stores never import each other (STYLE.md).',
+    message: 'A store imports only src/core, src/stores/shared and its own folder; stores never import each other (docs/architecture.md).',
   }));
 
 export default tseslint.config(
@@ -63,7 +63,7 @@ export default tseslint.config(
               target: './src/core',
               from: './src',
               except: ['./core'],
-              message: 'src/core is the pure domain: it imports nothing from other src folders (STYLE.md boundary 1).',
+              message: 'src/core is the pure domain: it imports nothing from other src folders (docs/architecture.md, boundary 1).',
             },
             {
               target: './src/engine',
@@ -96,7 +96,7 @@ export default tseslint.config(
   {
     files: ['src/core/**'],
     rules: {
-      'no-restricted-imports': bannedPackages([...NODE_IO, ...DRIVERS, 'pino', 'prom-client'], 'src/core does no I/O and holds no driver (STYLE.md boundary 1).'),
+      'no-restricted-imports': bannedPackages([...NODE_IO, ...DRIVERS, 'pino', 'prom-client'], 'src/core does no I/O and holds no driver (docs/architecture.md, boundary 1).'),
     },
   },
   {

@@ -24,7 +24,7 @@ export interface CallStats {
 /** A wrapped store and the stats gathered through it. */
 export interface TimedStore {
   store: Store;
-  stats(): { claimJobs: CallStats; commit: CallStats };
+  stats(): { claim: CallStats; commit: CallStats };
 }
 
 interface Recorder {
@@ -73,5 +73,5 @@ export function timeStoreCalls(store: Store): TimedStore {
     return results;
   };
   const wrapped: Store = { ...store, jobs: { ...store.jobs, claim, commit } };
-  return { store: wrapped, stats: () => ({ claimJobs: claims.stats(), commit: commits.stats() }) };
+  return { store: wrapped, stats: () => ({ claim: claims.stats(), commit: commits.stats() }) };
 }

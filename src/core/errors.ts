@@ -162,7 +162,7 @@ export class StageFailure extends PipelineError {
     return new StageFailure(ErrorClass.permanent, message, options);
   }
 
-  /** Alias of {@link StageFailure.permanent}, for readers of STYLE.md. */
+  /** Alias of {@link StageFailure.permanent}, the name the design notes use. */
   static nonRetryable(message: string, options: StageFailureOptions = {}): StageFailure {
     return StageFailure.permanent(message, options);
   }

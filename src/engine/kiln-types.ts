@@ -78,7 +78,7 @@ export interface Worker {
   start(): void;
   /**
    * Graceful stop: no new claims; in-flight jobs may finish within `graceMs` (default 10 s);
-   * the rest are handed back at once (`releaseJobs`) and their handlers aborted.
+   * the rest are handed back at once (`Store.jobs.release`) and their handlers aborted.
    */
   stop(graceMs?: number): Promise<void>;
   /**

@@ -1,6 +1,6 @@
 /**
  * Keeps the leases of a worker's running jobs alive: one timer per worker, one batched
- * `renewLeases` call per tick for every job whose heartbeat is due. A lease reported lost or
+ * `jobs.renew` call per tick for every job whose heartbeat is due. A lease reported lost or
  * cancelled aborts that job's handler at once.
  */
 import type { Clock, CancelTimer } from '../core/clock.ts';

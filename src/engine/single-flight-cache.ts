@@ -1,6 +1,6 @@
 /**
  * The single-flight cache facade over the Store's cache entries (see core/cache.ts for the
- * contract). The store decides who builds (`acquireCacheEntry` hands the builder lease to exactly
+ * contract). The store decides who builds (`cache.acquire` hands the builder lease to exactly
  * one caller), so the guarantee holds across processes; this facade adds the waiting, the lease
  * renewal during a build, TTL jitter, stale-while-revalidate and the metrics.
  *

@@ -33,7 +33,7 @@ const MAX_UPLOAD_BYTES = 1_500_000;
 const UPLOAD_CONCURRENCY = 6;
 /** Bounds the whole burst (normally ~10 s here). */
 const SETTLE_TIMEOUT_MS = 45_000;
-/** Where a permanent failure ends a run (issue 5: `failed`, with a structured reason; not a replayable dead letter). */
+/** Where a permanent failure ends a run (`failed`, with a structured reason; not a replayable dead letter). */
 const PERMANENT_FAILURE_END = 'failed';
 
 const KILN_YAML = (artifactsRoot: string): string => `

@@ -1,7 +1,7 @@
 /**
  * Single-flight across connections on PostgreSQL: two stores with pools of their own (to the
  * server, two sets of sessions, as two processes would be) share one schema and race
- * `acquireCacheEntry` for the same keys. Of all the callers of a key exactly one becomes its
+ * `cache.acquire` for the same keys. Of all the callers of a key exactly one becomes its
  * builder — when the key is missing, when its builder's lease expired, and when a stale value
  * needs one revalidator — and every other caller is told to wait (or served the stale value).
  */

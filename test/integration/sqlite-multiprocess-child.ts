@@ -64,7 +64,7 @@ interface Build {
 const CACHE_SWEEPS = 10;
 
 /**
- * Sweeps the keys with `acquireCacheEntry` {@link CACHE_SWEEPS} times, in the same order as the
+ * Sweeps the keys with `cache.acquire` {@link CACHE_SWEEPS} times, in the same order as the
  * sibling (so both ask for each key at about the same moment, again and again while it is being
  * built), then completes the builds this process was given.
  */

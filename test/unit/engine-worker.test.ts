@@ -323,7 +323,7 @@ describe('engine worker on the memory store', () => {
     const h = await createEngineHarness([p]);
     for (let i = 0; i < 4; i++) await h.kiln.submit('t.prefetch', { i });
     let claims = 0;
-    const claimJobs = h.store.jobs.claim.bind(h.store);
+    const claimJobs = h.store.jobs.claim.bind(h.store.jobs);
     h.store.jobs.claim = (requests) => (claims++, claimJobs(requests));
     const worker = h.kiln.createWorker({ pollMs: 100 });
     worker.start();
