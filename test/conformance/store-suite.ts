@@ -1,35 +1,35 @@
 /**
  * The store conformance suite: the Store port's behaviour, defined once and run unchanged
  * against every store. It uses only the port; each test gets a fresh store on a fake clock
- * (lease expiry is `clock.advance`, never a sleep). The parts live in `store-suite-*.ts`.
+ * (lease expiry is `clock.advance`, never a sleep). One suite file per sub-port
+ * (`suite-<sub-port>.ts`, a larger one with its parts in the folder of the same name), plus
+ * `suite-root.ts` for the root's own methods; shared set-up lives in `fixture.ts`.
  */
 import { describe } from 'node:test';
-import { describeAssetSupport } from './store-suite-assets.ts';
-import { describeBatches } from './store-suite-batches.ts';
-import { describeCache } from './store-suite-cache.ts';
-import { describeCommits } from './store-suite-commits.ts';
-import type { StoreHarness } from './store-suite-fixture.ts';
-import { describeLeases } from './store-suite-leases.ts';
-import { describeOperatorActions } from './store-suite-operator.ts';
-import { describePublicationsAndRequests } from './store-suite-publications.ts';
-import { describeQueries } from './store-suite-queries.ts';
-import { describeBatchSubmission } from './store-suite-submit-batches.ts';
-import { describeSubmission } from './store-suite-submit.ts';
+import type { StoreHarness } from './fixture.ts';
+import { describeArtifactRefsPort } from './suite-artifact-refs.ts';
+import { describeCachePort } from './suite-cache.ts';
+import { describeJobsPort } from './suite-jobs.ts';
+import { describeOperatorPort } from './suite-operator.ts';
+import { describePublicationsPort } from './suite-publications.ts';
+import { describeReadsPort } from './suite-reads.ts';
+import { describeRequestsPort } from './suite-requests.ts';
+import { describeRootPort } from './suite-root.ts';
+import { describeVersionsPort } from './suite-versions.ts';
 
-export type { StoreHarness, SuiteContext } from './store-suite-fixture.ts';
+export type { StoreHarness, SuiteContext } from './fixture.ts';
 
 /** Declares the whole conformance suite for the store that `harness` creates. */
 export function describeStoreSuite(name: string, harness: StoreHarness): void {
   describe(`store conformance: ${name}`, () => {
-    describeSubmission(harness);
-    describeBatchSubmission(harness);
-    describeLeases(harness);
-    describeCommits(harness);
-    describeBatches(harness);
-    describeOperatorActions(harness);
-    describeQueries(harness);
-    describePublicationsAndRequests(harness);
-    describeCache(harness);
-    describeAssetSupport(harness);
+    describeRootPort(harness);
+    describeJobsPort(harness);
+    describeOperatorPort(harness);
+    describeReadsPort(harness);
+    describeCachePort(harness);
+    describePublicationsPort(harness);
+    describeRequestsPort(harness);
+    describeVersionsPort(harness);
+    describeArtifactRefsPort(harness);
   });
 }

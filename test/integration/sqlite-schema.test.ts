@@ -17,7 +17,7 @@ import { createFakeClock } from '../../src/core/clock.ts';
 import { jobIdempotencyKey } from '../../src/core/keys.ts';
 import { RunStatus } from '../../src/core/model.ts';
 import type { Store } from '../../src/core/ports/store.ts';
-import { stageJob, submit } from '../conformance/store-suite-fixture.ts';
+import { stageJob, submit } from '../conformance/fixture.ts';
 
 /** Statements run for every submission, claim or commit, by name. */
 const HOT_STATEMENTS: Record<string, string> = {

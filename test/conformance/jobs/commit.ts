@@ -1,36 +1,32 @@
 /**
- * Conformance: lease-fenced commits — stage success, the ledger, retries, dead letters
- * (replayable), permanent failures (the run ends `failed`), exhausted attempts and compensation.
+ * Conformance, jobs sub-port: `jobs.commit` of one item at a time, fenced by its lease: stage
+ * success, the ledger, retries, dead letters (replayable), permanent failures (the run ends
+ * `failed`) and compensation.
  */
 import assert from 'node:assert/strict';
 import { describe } from 'node:test';
-import { ConflictError } from '../../src/core/errors.ts';
-import { jobIdempotencyKey } from '../../src/core/keys.ts';
-import type { StoreHarness } from './store-suite-fixture.ts';
-import {
-  LEASE_MS,
-  assertRejectsWith,
-  storeTest,
-  claim,
-  claimOne,
-  complete,
-  fail,
-  failure,
-  leaseOf,
-  passStage,
-  rollbackJob,
-  stageJob,
-  submit,
-} from './store-suite-fixture.ts';
+import { ConflictError } from '../../../src/core/errors.ts';
+import { jobIdempotencyKey } from '../../../src/core/keys.ts';
+import type { Store } from '../../../src/core/ports/store.ts';
+import type { StoreHarness } from '../fixture.ts';
+import { LEASE_MS, assertRejectsWith, claim, claimNew, claimOne, complete, fail, failJob, failure, leaseOf, rollbackJob, snapshot, stageJob, storeTest, submit } from '../fixture.ts';
 
-/** `completeStage` and `failStage`. */
-export function describeCommits(harness: StoreHarness): void {
-  describe('commits', () => {
+/** Claims the rollback job of `stage` and completes it: the run's last compensation, so the run ends `failed`. */
+async function completeCompensation(store: Store, stage: string): Promise<void> {
+  const compensation = await claimOne(store, `demo.${stage}`);
+  assert.equal(compensation.job.kind, 'rollback');
+  const done = await complete(store, { lease: leaseOf(compensation), output: 'undone', durationMs: 1, next: null });
+  assert.deepEqual(done, { outcome: 'committed', runStatus: 'failed' });
+}
+
+/** `jobs.commit` of single items: completions first, then failures and compensation. */
+export function describeCommit(harness: StoreHarness): void {
+  describe('commit', () => {
     const test = storeTest(harness);
 
-    test('completeStage records stage success, output, ledger entry and next job, and deletes the job, at once', async ({ store, clock }) => {
-      const run = await submit(store);
-      const claimed = await claimOne(store);
+    test('a completion records stage success, output, ledger entry and next job, and deletes the job, at once', async ({ store, clock }) => {
+      const claimed = await claimNew(store);
+      const run = claimed.run;
       await clock.advance(250);
       const now = await store.now();
       const output = { width: 640 };
@@ -63,10 +59,8 @@ export function describeCommits(harness: StoreHarness): void {
     });
 
     test('completing the last stage ends the run succeeded with no jobs left and the ledger in completion order', async ({ store }) => {
-      const run = await submit(store);
-      await passStage(store, 'a', 'b');
-      await passStage(store, 'b', 'c');
-      const last = await claimOne(store, 'demo.c');
+      const last = await claimNew(store, 'c');
+      const run = last.run;
       const result = await complete(store, { lease: leaseOf(last), output: { done: 'c' }, durationMs: 5, next: null });
       assert.deepEqual(result, { outcome: 'committed', runStatus: 'succeeded' });
 
@@ -88,8 +82,8 @@ export function describeCommits(harness: StoreHarness): void {
     test('a claimed job whose idempotency key is already in the ledger carries ledgerOutput, and the ledger keeps the first outcome', async ({ store }) => {
       // The port's only way to reach a ledger hit: a commit enqueues a duplicate of an effect
       // that already completed (here stage a again), as a duplicate enqueue would.
-      const run = await submit(store);
-      const first = await claimOne(store);
+      const first = await claimNew(store);
+      const run = first.run;
       const output = { first: true };
       await complete(store, { lease: leaseOf(first), output, durationMs: 1, next: stageJob('a') });
 
@@ -110,9 +104,25 @@ export function describeCommits(harness: StoreHarness): void {
       assert.deepEqual(ledger[0]?.output, output);
     });
 
+    test('a commit after the lease expired, before anyone reclaimed it, is refused and changes nothing', async ({ store, clock }) => {
+      await submit(store);
+      const claimed = await claimOne(store, 'demo.a', { leaseMs: 10_000 });
+      await clock.advance(10_000);
+      const before = await snapshot(store, claimed.run.id, claimed.job.id);
+      const lease = leaseOf(claimed);
+      assert.deepEqual(await complete(store, { lease, output: 'late', durationMs: 1, next: stageJob('b') }), {
+        outcome: 'lease_lost',
+      });
+      const decision = { action: 'retry', delayMs: 0 } as const;
+      assert.deepEqual(await fail(store, { lease, error: failure('transient'), durationMs: 1, decision }), {
+        outcome: 'lease_lost',
+      });
+      assert.deepEqual(await snapshot(store, claimed.run.id, claimed.job.id), before);
+    });
+
     test('a retry decision makes the job ready at now + delayMs: not claimable before, claimable after', async ({ store, clock }) => {
-      const run = await submit(store);
-      const claimed = await claimOne(store);
+      const claimed = await claimNew(store);
+      const run = claimed.run;
       const now = await store.now();
       const error = failure('transient', 'FLAKY');
       const result = await fail(store, {
@@ -144,8 +154,8 @@ export function describeCommits(harness: StoreHarness): void {
     });
 
     test('a dead_letter decision makes the job dead, its stage dead_lettered and its run dead_lettered with the error', async ({ store }) => {
-      const run = await submit(store);
-      const claimed = await claimOne(store);
+      const claimed = await claimNew(store);
+      const run = claimed.run;
       const error = failure('transient', 'UPSTREAM_DOWN');
       const result = await fail(store, {
         lease: leaseOf(claimed),
@@ -164,8 +174,8 @@ export function describeCommits(harness: StoreHarness): void {
     });
 
     test('a fail decision keeps the job dead, records the stage failed and ends the run failed with the error', async ({ store, clock }) => {
-      const run = await submit(store);
-      const claimed = await claimOne(store);
+      const claimed = await claimNew(store);
+      const run = claimed.run;
       await clock.advance(40);
       const now = await store.now();
       const error = failure('permanent', 'ASSET_UNSUPPORTED_FORMAT');
@@ -197,40 +207,10 @@ export function describeCommits(harness: StoreHarness): void {
       assert.equal((await store.reads.getRun(run.id))?.run.status, 'failed');
     });
 
-    test('a claim whose attempt exceeds maxAttempts after repeated lease expiry is flagged exhausted', async ({ store, clock }) => {
-      const run = await submit(store, { firstJob: stageJob('a', { maxAttempts: 2 }) });
-      const first = await claimOne(store, 'demo.a', { leaseMs: 1_000 });
-      assert.equal(first.exhausted, false);
-      await clock.advance(1_000);
-      const second = await claimOne(store, 'demo.a', { leaseMs: 1_000 });
-      assert.equal(second.job.attempt, 2);
-      assert.equal(second.exhausted, false);
-      await clock.advance(1_000);
-      const third = await claimOne(store, 'demo.a', { leaseMs: 1_000 });
-      assert.equal(third.job.attempt, 3);
-      assert.equal(third.job.redeliveries, 2);
-      assert.equal(third.exhausted, true);
-
-      const result = await fail(store, {
-        lease: leaseOf(third),
-        error: failure('transient', 'LEASE_EXPIRED'),
-        durationMs: 0,
-        decision: { action: 'dead_letter', rollback: null },
-      });
-      assert.deepEqual(result, { outcome: 'committed', runStatus: 'dead_lettered' });
-      assert.equal((await store.reads.getRun(run.id))?.stages[0]?.status, 'dead_lettered');
-    });
-
     test('a dead letter with a rollback enqueues it; its completion fails the run and replay is then RUN_COMPENSATED', async ({ store }) => {
-      const run = await submit(store);
-      await passStage(store, 'a', 'b');
-      const b = await claimOne(store, 'demo.b');
-      const result = await fail(store, {
-        lease: leaseOf(b),
-        error: failure('transient'),
-        durationMs: 1,
-        decision: { action: 'dead_letter', rollback: rollbackJob('a') },
-      });
+      const b = await claimNew(store, 'b');
+      const run = b.run;
+      const result = await failJob(store, b, { action: 'dead_letter', rollback: rollbackJob('a') });
       assert.deepEqual(result, { outcome: 'committed', runStatus: 'dead_lettered' });
 
       let detail = await store.reads.getRun(run.id);
@@ -244,10 +224,7 @@ export function describeCommits(harness: StoreHarness): void {
       );
       await assertRejectsWith(store.operator.replayJob(b.job.id), ConflictError, 'RUN_COMPENSATED');
 
-      const compensation = await claimOne(store, 'demo.a');
-      assert.equal(compensation.job.kind, 'rollback');
-      const done = await complete(store, { lease: leaseOf(compensation), output: 'undone', durationMs: 1, next: null });
-      assert.deepEqual(done, { outcome: 'committed', runStatus: 'failed' });
+      await completeCompensation(store, 'a');
 
       detail = await store.reads.getRun(run.id);
       assert.equal(detail?.run.status, 'failed');
@@ -265,32 +242,22 @@ export function describeCommits(harness: StoreHarness): void {
     });
 
     test('a fail decision with a rollback enqueues it and keeps the run running with the error; its completion ends the run failed', async ({ store }) => {
-      const run = await submit(store);
-      await passStage(store, 'a', 'b');
-      const b = await claimOne(store, 'demo.b');
+      const b = await claimNew(store, 'b');
+      const run = b.run;
       const error = failure('permanent', 'BAD_INPUT');
-      const result = await fail(store, { lease: leaseOf(b), error, durationMs: 1, decision: { action: 'fail', rollback: rollbackJob('a') } });
+      const result = await failJob(store, b, { action: 'fail', rollback: rollbackJob('a') }, error);
       assert.deepEqual(result, { outcome: 'committed', runStatus: 'running' });
 
       let detail = await store.reads.getRun(run.id);
       assert.equal(detail?.run.status, 'running', 'not ended while its compensation runs');
       assert.deepEqual(detail?.run.error, error);
       assert.equal(detail?.run.finishedAt, null);
-      assert.deepEqual(
-        detail?.stages.map((st) => [st.status, st.rollbackStatus]),
-        [
-          ['succeeded', 'pending'],
-          ['failed', null],
-          ['pending', null],
-        ],
-      );
+      const stages = detail?.stages.map((st) => [st.status, st.rollbackStatus]);
+      assert.deepEqual(stages, [['succeeded', 'pending'], ['failed', null], ['pending', null]]);
       assert.equal((await store.reads.getJob(b.job.id))?.state, 'dead');
       await assertRejectsWith(store.operator.replayJob(b.job.id), ConflictError, 'RUN_COMPENSATED');
 
-      const compensation = await claimOne(store, 'demo.a');
-      assert.equal(compensation.job.kind, 'rollback');
-      const done = await complete(store, { lease: leaseOf(compensation), output: 'undone', durationMs: 1, next: null });
-      assert.deepEqual(done, { outcome: 'committed', runStatus: 'failed' });
+      await completeCompensation(store, 'a');
       detail = await store.reads.getRun(run.id);
       assert.equal(detail?.run.status, 'failed');
       assert.deepEqual(detail?.run.error, error, 'the run keeps the error that failed it');
@@ -300,11 +267,9 @@ export function describeCommits(harness: StoreHarness): void {
     });
 
     test('a fail decision on a rollback job marks that rollback dead_lettered and ends the run failed with its error', async ({ store }) => {
-      const run = await submit(store);
-      await passStage(store, 'a', 'b');
-      await passStage(store, 'b', 'c');
-      const c = await claimOne(store, 'demo.c');
-      await fail(store, { lease: leaseOf(c), error: failure('permanent'), durationMs: 1, decision: { action: 'fail', rollback: rollbackJob('b') } });
+      const c = await claimNew(store, 'c');
+      const run = c.run;
+      await failJob(store, c, { action: 'fail', rollback: rollbackJob('b') }, failure('permanent'));
       const compensation = await claimOne(store, 'demo.b');
       assert.equal(compensation.job.kind, 'rollback');
       const error = failure('permanent', 'UNDO_IMPOSSIBLE');

@@ -1,34 +1,20 @@
 /**
- * Conformance: operator actions — park/resume, cancel, replay, drain.
+ * Conformance, operator sub-port: park and resume, cancel, replay, pausing and draining queues.
  */
 import assert from 'node:assert/strict';
 import { describe } from 'node:test';
 import { ConflictError, NotFoundError } from '../../src/core/errors.ts';
-import type { StoreHarness } from './store-suite-fixture.ts';
-import {
-  LEASE_MS,
-  assertRejectsWith,
-  storeTest,
-  claim,
-  claimOne,
-  complete,
-  fail,
-  failure,
-  leaseOf,
-  passStage,
-  stageJob,
-  submit,
-} from './store-suite-fixture.ts';
+import type { StoreHarness } from './fixture.ts';
+import { LEASE_MS, assertRejectsWith, claim, claimNew, claimOne, complete, fail, failure, leaseOf, onPipeline, passStage, stageJob, storeTest, submit } from './fixture.ts';
 
-/** `resumeRun`, `cancelRun`, `replayJob`, `drainQueue`. */
-export function describeOperatorActions(harness: StoreHarness): void {
-  describe('operator actions', () => {
+/** Declares the operator sub-port's tests: `cancelRun`, `resumeRun`, `replayJob`, `setQueuePaused`, `drainQueue`. */
+export function describeOperatorPort(harness: StoreHarness): void {
+  describe('operator sub-port', () => {
     const test = storeTest(harness);
 
     test('park parks run and job (not claimable); resumeRun makes it claimable with attempt reset and keeps completed stages', async ({ store }) => {
-      const run = await submit(store);
-      await passStage(store, 'a', 'b', { kept: true });
-      const b = await claimOne(store, 'demo.b');
+      const b = await claimNew(store, 'b', { kept: true });
+      const run = b.run;
       const error = failure('intervention', 'NEEDS_HUMAN');
       const parked = await fail(store, { lease: leaseOf(b), error, durationMs: 1, decision: { action: 'park' } });
       assert.deepEqual(parked, { outcome: 'committed', runStatus: 'parked' });
@@ -60,9 +46,8 @@ export function describeOperatorActions(harness: StoreHarness): void {
     });
 
     test('cancelRun cancels the run, deletes its jobs, skips unfinished stages, and tells the lease holder cancelled', async ({ store }) => {
-      const run = await submit(store);
-      await passStage(store, 'a', 'b');
-      const holder = await claimOne(store, 'demo.b');
+      const holder = await claimNew(store, 'b');
+      const run = holder.run;
 
       const cancelled = await store.operator.cancelRun(run.id, 'operator said stop');
       assert.equal(cancelled.status, 'cancelled');
@@ -138,11 +123,32 @@ export function describeOperatorActions(harness: StoreHarness): void {
       await assertRejectsWith(store.operator.replayJob('job_unknown'), NotFoundError, 'NOT_FOUND');
     });
 
+    test('a paused queue yields nothing and resuming it restores claims', async ({ store }) => {
+      await submit(store);
+      await store.operator.setQueuePaused('demo.a', true);
+      assert.deepEqual(await claim(store, { queue: 'demo.a', workerId: 'w1', limit: 5, leaseMs: LEASE_MS }), []);
+      await store.operator.setQueuePaused('demo.a', false);
+      const claimed = await claim(store, { queue: 'demo.a', workerId: 'w1', limit: 5, leaseMs: LEASE_MS });
+      assert.equal(claimed.length, 1);
+    });
+
+    test('setQueuePaused needs no queue to exist, pausing twice is one pause, and the pause holds for jobs that arrive later', async ({ store }) => {
+      await store.operator.setQueuePaused('demo.a', true);
+      await store.operator.setQueuePaused('demo.a', true);
+      await submit(store);
+      assert.deepEqual(await claim(store, { queue: 'demo.a', workerId: 'w1', limit: 5, leaseMs: LEASE_MS }), []);
+      assert.equal((await store.reads.queueStats()).find((s) => s.queue === 'demo.a')?.paused, true);
+      await store.operator.setQueuePaused('demo.a', false);
+      await store.operator.setQueuePaused('demo.a', false);
+      assert.equal((await claim(store, { queue: 'demo.a', workerId: 'w1', limit: 5, leaseMs: LEASE_MS })).length, 1);
+      assert.equal((await store.reads.queueStats()).find((s) => s.queue === 'demo.a')?.paused, false);
+    });
+
     test('drainQueue removes the ready jobs and cancels their runs, leaving leased jobs to finish', async ({ store }) => {
       await submit(store);
       await submit(store);
       await submit(store);
-      await submit(store, { pipeline: 'other', firstJob: stageJob('a', { pipeline: 'other' }) });
+      await submit(store, onPipeline('other'));
       const holder = await claimOne(store);
 
       assert.equal(await store.operator.drainQueue('demo.a'), 2);

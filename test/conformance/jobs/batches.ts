@@ -1,26 +1,14 @@
 /**
- * Conformance: batched calls — `commit` with several items (group commit: each item fenced by its
- * own lease, applied in order as if alone) and `claimJobs` over several queues in one call.
+ * Conformance, jobs sub-port: `jobs.commit` with several items (group commit): each item fenced
+ * by its own lease and applied in order as if alone, results in input order.
  */
 import assert from 'node:assert/strict';
 import { describe } from 'node:test';
-import { jobIdempotencyKey } from '../../src/core/keys.ts';
-import type { JsonValue } from '../../src/core/model.ts';
-import type { ClaimedJob, CommitItem } from '../../src/core/ports/jobs.ts';
-import type { StoreHarness } from './store-suite-fixture.ts';
-import {
-  LEASE_MS,
-  storeTest,
-  claim,
-  claimOne,
-  failure,
-  leaseOf,
-  passStage,
-  rollbackJob,
-  snapshot,
-  stageJob,
-  submit,
-} from './store-suite-fixture.ts';
+import { jobIdempotencyKey } from '../../../src/core/keys.ts';
+import type { JsonValue } from '../../../src/core/model.ts';
+import type { ClaimedJob, CommitItem } from '../../../src/core/ports/jobs.ts';
+import type { StoreHarness } from '../fixture.ts';
+import { LEASE_MS, claim, claimNew, claimOne, failure, leaseOf, rollbackJob, snapshot, stageJob, storeTest, submit } from '../fixture.ts';
 
 /** A `complete` item for a claimed job. */
 function completeItem(claimed: ClaimedJob, next: string | null, output: JsonValue = { done: claimed.job.stage }): CommitItem {
@@ -33,23 +21,21 @@ function completeItem(claimed: ClaimedJob, next: string | null, output: JsonValu
   };
 }
 
-/** `commit` batches and multi-queue `claimJobs`. */
-export function describeBatches(harness: StoreHarness): void {
-  describe('batched commits and claims', () => {
+/** `jobs.commit` batches. */
+export function describeCommitBatches(harness: StoreHarness): void {
+  describe('commit batches', () => {
     const test = storeTest(harness);
 
     test('a commit batch applies the valid completion and failure and refuses the stale completion alone, results in input order', async ({ store, clock }) => {
       // Each run is claimed right after its submission, so every claim takes that run's job.
-      const first = await submit(store);
-      const firstJob = await claimOne(store);
+      const firstJob = await claimNew(store);
       // The second run's job is claimed, expires and is reclaimed: the first token goes stale.
       const stale = await submit(store);
       const staleClaim = await claimOne(store, 'demo.a', { leaseMs: 1_000 });
       await clock.advance(1_000);
       const reclaimed = await claimOne(store, 'demo.a', { workerId: 'w2' });
       assert.equal(reclaimed.job.id, staleClaim.job.id);
-      const failing = await submit(store);
-      const failingJob = await claimOne(store);
+      const failingJob = await claimNew(store);
       const before = await snapshot(store, stale.id, staleClaim.job.id);
       const now = await store.now();
 
@@ -66,19 +52,19 @@ export function describeBatches(harness: StoreHarness): void {
       ]);
 
       assert.deepEqual(await snapshot(store, stale.id, staleClaim.job.id), before, 'the refused item changed nothing');
-      const firstDetail = await store.reads.getRun(first.id);
+      const firstDetail = await store.reads.getRun(firstJob.run.id);
       assert.equal(firstDetail?.stages[0]?.status, 'succeeded');
       assert.deepEqual(firstDetail?.stages[0]?.output, { w: 1 });
       assert.equal(firstDetail?.run.currentStage, 'b');
       assert.deepEqual(
-        (await store.reads.listJobs({ runId: first.id, limit: 10 })).map((j) => [j.stage, j.state]),
+        (await store.reads.listJobs({ runId: firstJob.run.id, limit: 10 })).map((j) => [j.stage, j.state]),
         [['b', 'ready']],
       );
       const retried = await store.reads.getJob(failingJob.job.id);
       assert.equal(retried?.state, 'ready');
       assert.equal(retried?.availableAt, now + 500);
       assert.deepEqual(retried?.lastError, error);
-      assert.equal((await store.reads.getRun(failing.id))?.stages[0]?.status, 'failed');
+      assert.equal((await store.reads.getRun(failingJob.run.id))?.stages[0]?.status, 'failed');
 
       // The holder of the fresh lease still commits.
       assert.deepEqual(await store.jobs.commit([completeItem(reclaimed, 'b')]), [{ outcome: 'committed', runStatus: 'running' }]);
@@ -133,10 +119,9 @@ export function describeBatches(harness: StoreHarness): void {
     });
 
     test('a batch can dead-letter with a rollback and complete other runs; each result is that run\'s status after its item', async ({ store }) => {
-      const compensated = await submit(store);
-      await passStage(store, 'a', 'b');
+      const b = await claimNew(store, 'b');
+      const compensated = b.run;
       const plain = await submit(store);
-      const b = await claimOne(store, 'demo.b');
       const a = await claimOne(store, 'demo.a');
       assert.equal(a.run.id, plain.id);
       const results = await store.jobs.commit([
@@ -202,48 +187,6 @@ export function describeBatches(harness: StoreHarness): void {
 
     test('an empty commit batch returns no results', async ({ store }) => {
       assert.deepEqual(await store.jobs.commit([]), []);
-    });
-
-    test('claimJobs over several queues in one call respects each limit and pause and groups results in request order', async ({ store }) => {
-      const other = (stage: string) => stageJob(stage, { pipeline: 'other' });
-      for (let i = 0; i < 3; i++) await submit(store);
-      for (let i = 0; i < 3; i++) await submit(store, { pipeline: 'other', firstJob: other('a') });
-      for (let i = 0; i < 2; i++) await submit(store, { pipeline: 'third', firstJob: stageJob('a', { pipeline: 'third' }) });
-      await store.operator.setQueuePaused('third.a', true);
-
-      const request = (queue: string, limit: number) => ({ queue, workerId: 'w1', limit, leaseMs: LEASE_MS });
-      const batch = await store.jobs.claim([request('other.a', 1), request('third.a', 5), request('demo.a', 2), request('empty.q', 3)]);
-      assert.deepEqual(
-        batch.map((cj) => cj.job.queue),
-        ['other.a', 'demo.a', 'demo.a'],
-      );
-      assert.equal(new Set(batch.map((cj) => cj.job.fence)).size, 3, 'every claim gets its own fence');
-      for (const cj of batch) assert.equal(cj.job.state, 'leased');
-
-      const rest = await store.jobs.claim([request('demo.a', 5), request('other.a', 5), request('third.a', 0)]);
-      assert.deepEqual(
-        rest.map((cj) => cj.job.queue),
-        ['demo.a', 'other.a', 'other.a'],
-      );
-      await store.operator.setQueuePaused('third.a', false);
-      const third = await store.jobs.claim([request('third.a', 5), request('demo.a', 5)]);
-      assert.deepEqual(
-        third.map((cj) => cj.job.queue),
-        ['third.a', 'third.a'],
-      );
-      assert.deepEqual(await store.jobs.claim([]), []);
-    });
-
-    test('a queue named twice in one claimJobs call is served twice without handing a job out twice', async ({ store }) => {
-      for (let i = 0; i < 3; i++) await submit(store);
-      const request = (workerId: string, limit: number) => ({ queue: 'demo.a', workerId, limit, leaseMs: LEASE_MS });
-      const batch = await store.jobs.claim([request('w1', 2), request('w2', 2)]);
-      assert.deepEqual(
-        batch.map((cj) => cj.job.leaseOwner),
-        ['w1', 'w1', 'w2'],
-      );
-      assert.equal(new Set(batch.map((cj) => cj.job.id)).size, 3);
-      for (const cj of batch) assert.equal((await store.reads.getJob(cj.job.id))?.leaseToken, cj.job.leaseToken);
     });
   });
 }

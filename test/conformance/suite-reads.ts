@@ -1,27 +1,18 @@
 /**
- * Conformance: queue stats, listings, lookups and wake hints.
+ * Conformance, reads sub-port: queue stats, run and job listings, lookups and the ledger.
  */
 import assert from 'node:assert/strict';
 import { describe } from 'node:test';
 import type { QueueStats } from '../../src/core/model.ts';
-import type { StoreHarness } from './store-suite-fixture.ts';
-import {
-  LEASE_MS,
-  storeTest,
-  claim,
-  claimOne,
-  complete,
-  fail,
-  failure,
-  leaseOf,
-  settle,
-  stageJob,
-  submit,
-} from './store-suite-fixture.ts';
+import type { Store } from '../../src/core/ports/store.ts';
+import type { StoreHarness } from './fixture.ts';
+import { LEASE_MS, claim, claimOne, complete, fail, failJob, failure, leaseOf, onPipeline, storeTest, submit } from './fixture.ts';
 
-/** Read paths and `onWake`. */
-export function describeQueries(harness: StoreHarness): void {
-  describe('queries and wake hints', () => {
+const SUBJECT = 'asset_42';
+
+/** Declares the reads sub-port's tests: `getRun`, `listRuns`, `getJob`, `listJobs`, `queueStats`, `readLedger`. */
+export function describeReadsPort(harness: StoreHarness): void {
+  describe('reads sub-port', () => {
     const test = storeTest(harness);
 
     test('queueStats counts ready, scheduled, leased, parked and dead jobs, the oldest ready age and paused queues', async ({ store, clock }) => {
@@ -54,7 +45,7 @@ export function describeQueries(harness: StoreHarness): void {
     test('listRuns lists newest first and filters by pipeline, status and before', async ({ store, clock }) => {
       const d1 = await submit(store);
       await clock.advance(1);
-      const o1 = await submit(store, { pipeline: 'other', firstJob: stageJob('a', { pipeline: 'other' }) });
+      const o1 = await submit(store, onPipeline('other'));
       await clock.advance(1);
       const d2 = await submit(store);
       await clock.advance(1);
@@ -72,12 +63,38 @@ export function describeQueries(harness: StoreHarness): void {
       assert.deepEqual(await ids({ pipeline: 'demo', before: d3.id, limit: 1 }), [d2.id]);
     });
 
+    test('listRuns by subjectId lists the subject\'s runs of every pipeline newest first, with the other filters', async ({ store, clock }) => {
+      const subject = (id: string, version: number) => ({ subjectId: id, subjectVersion: version });
+      const d1 = await submit(store, subject(SUBJECT, 1));
+      await clock.advance(1);
+      const o1 = await submit(store, { ...onPipeline('other'), ...subject(SUBJECT, 1) });
+      await clock.advance(1);
+      const t1 = await submit(store, subject('asset_t', 1));
+      await clock.advance(1);
+      await submit(store);
+      await clock.advance(1);
+      const d2 = await submit(store, subject(SUBJECT, 2));
+
+      const ids = async (query: Omit<Parameters<Store['reads']['listRuns']>[0], 'limit'> & { limit?: number }): Promise<string[]> =>
+        (await store.reads.listRuns({ limit: 10, ...query })).map((r) => r.id);
+      assert.deepEqual(await ids({ subjectId: SUBJECT }), [d2.id, o1.id, d1.id]);
+      assert.deepEqual(await ids({ subjectId: SUBJECT, pipeline: 'demo' }), [d2.id, d1.id]);
+      assert.deepEqual(await ids({ subjectId: SUBJECT, status: 'superseded' }), [d1.id], 'v2 superseded v1 of demo');
+      assert.deepEqual(await ids({ subjectId: SUBJECT, status: 'queued' }), [d2.id, o1.id]);
+      assert.deepEqual(await ids({ subjectId: SUBJECT, pipeline: 'other', status: 'queued' }), [o1.id]);
+      assert.deepEqual(await ids({ subjectId: SUBJECT, pipeline: 'other', status: 'superseded' }), []);
+      assert.deepEqual(await ids({ subjectId: SUBJECT, before: d2.id, limit: 1 }), [o1.id]);
+      assert.deepEqual(await ids({ subjectId: SUBJECT, limit: 2 }), [d2.id, o1.id]);
+      assert.deepEqual(await ids({ subjectId: 'asset_t' }), [t1.id]);
+      assert.deepEqual(await ids({ subjectId: 'asset_unknown' }), []);
+    });
+
     test('listJobs lists oldest first and filters by queue, run and state', async ({ store, clock }) => {
       const r1 = await submit(store);
       await clock.advance(1);
       const r2 = await submit(store);
       await clock.advance(1);
-      const r3 = await submit(store, { pipeline: 'other', firstJob: stageJob('a', { pipeline: 'other' }) });
+      const r3 = await submit(store, onPipeline('other'));
       const held = await claim(store, { queue: 'demo.a', workerId: 'w1', limit: 1, leaseMs: LEASE_MS });
       assert.equal(held[0]?.run.id, r1.id);
 
@@ -92,35 +109,33 @@ export function describeQueries(harness: StoreHarness): void {
       assert.deepEqual(await runIds({ limit: 1 }), [r1.id]);
     });
 
+    test('getJob reads the job as it stands: ready, then leased by a claim, then ready again with its error, then gone once done', async ({ store }) => {
+      const run = await submit(store);
+      const [ready] = await store.reads.listJobs({ runId: run.id, limit: 1 });
+      assert.ok(ready);
+      assert.deepEqual(await store.reads.getJob(ready.id), ready);
+
+      const claimed = await claimOne(store);
+      assert.equal(claimed.job.id, ready.id);
+      assert.deepEqual(await store.reads.getJob(ready.id), claimed.job);
+
+      const error = failure('transient', 'FLAKY');
+      await failJob(store, claimed, { action: 'retry', delayMs: 0 }, error);
+      const retried = await store.reads.getJob(ready.id);
+      assert.deepEqual(
+        [retried?.state, retried?.attempt, retried?.lastError, retried?.leaseToken, retried?.leaseUntil],
+        ['ready', 1, error, null, null],
+      );
+
+      const again = await claimOne(store);
+      assert.equal((await complete(store, { lease: leaseOf(again), output: 1, durationMs: 1, next: null })).outcome, 'committed');
+      assert.equal(await store.reads.getJob(ready.id), null, 'a completed job is deleted');
+    });
+
     test('getRun and getJob return null for unknown ids, readLedger an empty list', async ({ store }) => {
       assert.equal(await store.reads.getRun('run_unknown'), null);
       assert.equal(await store.reads.getJob('job_unknown'), null);
       assert.deepEqual(await store.reads.readLedger('run_unknown'), []);
-    });
-
-    test('onWake fires for the queue of a submitted run, and stops after unsubscribing', async ({ store }) => {
-      const woken: string[] = [];
-      const unsubscribe = store.onWake((queue) => woken.push(queue));
-      await submit(store);
-      await settle();
-      assert.ok(woken.includes('demo.a'), `woken: ${woken.join(', ')}`);
-
-      unsubscribe();
-      woken.length = 0;
-      await submit(store);
-      await settle();
-      assert.deepEqual(woken, []);
-    });
-
-    test('onWake fires for the next stage queue when a stage completes', async ({ store }) => {
-      await submit(store);
-      const claimed = await claimOne(store);
-      const woken: string[] = [];
-      const unsubscribe = store.onWake((queue) => woken.push(queue));
-      await complete(store, { lease: leaseOf(claimed), output: 1, durationMs: 1, next: stageJob('b') });
-      await settle();
-      unsubscribe();
-      assert.ok(woken.includes('demo.b'), `woken: ${woken.join(', ')}`);
     });
   });
 }

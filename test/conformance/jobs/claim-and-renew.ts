@@ -1,30 +1,19 @@
 /**
- * Conformance: claiming, lease renewal, expiry and fencing, release and reaping.
+ * Conformance, jobs sub-port: `jobs.claim` (order, leases, fences, concurrency, several queues in
+ * one call, redelivery of expired leases) and `jobs.renew` (heartbeats).
  */
 import assert from 'node:assert/strict';
 import { describe } from 'node:test';
-import type { ClaimedJob } from '../../src/core/ports/jobs.ts';
-import type { StoreHarness } from './store-suite-fixture.ts';
-import {
-  LEASE_MS,
-  storeTest,
-  claim,
-  claimOne,
-  complete,
-  fail,
-  failure,
-  leaseOf,
-  snapshot,
-  stageJob,
-  submit,
-} from './store-suite-fixture.ts';
+import type { ClaimedJob } from '../../../src/core/ports/jobs.ts';
+import type { StoreHarness } from '../fixture.ts';
+import { LEASE_MS, claim, claimOne, complete, fail, failure, leaseOf, onPipeline, snapshot, stageJob, storeTest, submit } from '../fixture.ts';
 
-/** Claims and leases. */
-export function describeLeases(harness: StoreHarness): void {
-  describe('claims and leases', () => {
+/** `jobs.claim`. */
+export function describeClaim(harness: StoreHarness): void {
+  describe('claim', () => {
     const test = storeTest(harness);
 
-    test('claimJobs takes at most limit jobs in priority, then availableAt, then id order', async ({ store, clock }) => {
+    test('claim takes at most limit jobs in priority, then availableAt, then id order', async ({ store, clock }) => {
       // x (priority 1) is made to wait for a backoff so its small id loses to later availableAts.
       const e = await submit(store, { firstJob: stageJob('a', { priority: 9 }) });
       const x = await submit(store, { firstJob: stageJob('a', { priority: 1 }) });
@@ -111,47 +100,45 @@ export function describeLeases(harness: StoreHarness): void {
       assert.deepEqual(await claim(store, { queue: 'demo.a', workerId: 'late', limit: 10, leaseMs: LEASE_MS }), []);
     });
 
-    test('a paused queue yields nothing and resuming it restores claims', async ({ store }) => {
-      await submit(store);
-      await store.operator.setQueuePaused('demo.a', true);
-      assert.deepEqual(await claim(store, { queue: 'demo.a', workerId: 'w1', limit: 5, leaseMs: LEASE_MS }), []);
-      await store.operator.setQueuePaused('demo.a', false);
-      const claimed = await claim(store, { queue: 'demo.a', workerId: 'w1', limit: 5, leaseMs: LEASE_MS });
-      assert.equal(claimed.length, 1);
-    });
+    test('claim over several queues in one call respects each limit and pause and groups results in request order', async ({ store }) => {
+      for (let i = 0; i < 3; i++) await submit(store);
+      for (let i = 0; i < 3; i++) await submit(store, onPipeline('other'));
+      for (let i = 0; i < 2; i++) await submit(store, onPipeline('third'));
+      await store.operator.setQueuePaused('third.a', true);
 
-    test('renewLeases extends leaseUntil by the granted leaseMs and records progress', async ({ store, clock }) => {
-      await submit(store);
-      const claimed = await claimOne(store, 'demo.a', { leaseMs: 10_000 });
-      await clock.advance(4_000);
-      const now = await store.now();
-      const statuses = await store.jobs.renew([{ ...leaseOf(claimed), progress: { done: 2 } }]);
-      assert.deepEqual(statuses, [{ status: 'renewed', leaseUntil: now + 10_000 }]);
-      assert.equal((await store.reads.getJob(claimed.job.id))?.leaseUntil, now + 10_000);
-      const stage = (await store.reads.getRun(claimed.run.id))?.stages[0];
-      assert.deepEqual(stage?.progress, { done: 2 });
-
-      // Past the original expiry the renewed lease still holds.
-      await clock.advance(8_000);
-      assert.deepEqual(await claim(store, { queue: 'demo.a', workerId: 'w2', limit: 1, leaseMs: LEASE_MS }), []);
-      const again = await store.jobs.renew([leaseOf(claimed)]);
-      assert.equal(again[0]?.status, 'renewed');
-    });
-
-    test('renewLeases says lost for a stale token, an unknown job and an expired lease, in input order', async ({ store, clock }) => {
-      await submit(store);
-      const claimed = await claimOne(store, 'demo.a', { leaseMs: 10_000 });
-      const statuses = await store.jobs.renew([
-        { jobId: claimed.job.id, token: 'not-the-token' },
-        { jobId: 'job_unknown', token: 'x' },
-        leaseOf(claimed),
-      ]);
+      const request = (queue: string, limit: number) => ({ queue, workerId: 'w1', limit, leaseMs: LEASE_MS });
+      const batch = await store.jobs.claim([request('other.a', 1), request('third.a', 5), request('demo.a', 2), request('empty.q', 3)]);
       assert.deepEqual(
-        statuses.map((s) => s.status),
-        ['lost', 'lost', 'renewed'],
+        batch.map((cj) => cj.job.queue),
+        ['other.a', 'demo.a', 'demo.a'],
       );
-      await clock.advance(10_000);
-      assert.deepEqual(await store.jobs.renew([leaseOf(claimed)]), [{ status: 'lost' }]);
+      assert.equal(new Set(batch.map((cj) => cj.job.fence)).size, 3, 'every claim gets its own fence');
+      for (const cj of batch) assert.equal(cj.job.state, 'leased');
+
+      const rest = await store.jobs.claim([request('demo.a', 5), request('other.a', 5), request('third.a', 0)]);
+      assert.deepEqual(
+        rest.map((cj) => cj.job.queue),
+        ['demo.a', 'other.a', 'other.a'],
+      );
+      await store.operator.setQueuePaused('third.a', false);
+      const third = await store.jobs.claim([request('third.a', 5), request('demo.a', 5)]);
+      assert.deepEqual(
+        third.map((cj) => cj.job.queue),
+        ['third.a', 'third.a'],
+      );
+      assert.deepEqual(await store.jobs.claim([]), []);
+    });
+
+    test('a queue named twice in one claim call is served twice without handing a job out twice', async ({ store }) => {
+      for (let i = 0; i < 3; i++) await submit(store);
+      const request = (workerId: string, limit: number) => ({ queue: 'demo.a', workerId, limit, leaseMs: LEASE_MS });
+      const batch = await store.jobs.claim([request('w1', 2), request('w2', 2)]);
+      assert.deepEqual(
+        batch.map((cj) => cj.job.leaseOwner),
+        ['w1', 'w1', 'w2'],
+      );
+      assert.equal(new Set(batch.map((cj) => cj.job.id)).size, 3);
+      for (const cj of batch) assert.equal((await store.reads.getJob(cj.job.id))?.leaseToken, cj.job.leaseToken);
     });
 
     test('an expired lease is reclaimed by another worker as attempt 2, redelivery 1, and the old token commits nothing', async ({ store, clock }) => {
@@ -186,76 +173,69 @@ export function describeLeases(harness: StoreHarness): void {
       assert.deepEqual(commit, { outcome: 'committed', runStatus: 'running' });
     });
 
-    test('a commit after the lease expired, before anyone reclaimed it, is refused and changes nothing', async ({ store, clock }) => {
+    test('a claim whose attempt exceeds maxAttempts after repeated lease expiry is flagged exhausted', async ({ store, clock }) => {
+      const run = await submit(store, { firstJob: stageJob('a', { maxAttempts: 2 }) });
+      const first = await claimOne(store, 'demo.a', { leaseMs: 1_000 });
+      assert.equal(first.exhausted, false);
+      await clock.advance(1_000);
+      const second = await claimOne(store, 'demo.a', { leaseMs: 1_000 });
+      assert.equal(second.job.attempt, 2);
+      assert.equal(second.exhausted, false);
+      await clock.advance(1_000);
+      const third = await claimOne(store, 'demo.a', { leaseMs: 1_000 });
+      assert.equal(third.job.attempt, 3);
+      assert.equal(third.job.redeliveries, 2);
+      assert.equal(third.exhausted, true);
+
+      const result = await fail(store, {
+        lease: leaseOf(third),
+        error: failure('transient', 'LEASE_EXPIRED'),
+        durationMs: 0,
+        decision: { action: 'dead_letter', rollback: null },
+      });
+      assert.deepEqual(result, { outcome: 'committed', runStatus: 'dead_lettered' });
+      assert.equal((await store.reads.getRun(run.id))?.stages[0]?.status, 'dead_lettered');
+    });
+  });
+}
+
+/** `jobs.renew`. */
+export function describeRenew(harness: StoreHarness): void {
+  describe('renew', () => {
+    const test = storeTest(harness);
+
+    test('renew extends leaseUntil by the granted leaseMs and records progress', async ({ store, clock }) => {
       await submit(store);
       const claimed = await claimOne(store, 'demo.a', { leaseMs: 10_000 });
-      await clock.advance(10_000);
-      const before = await snapshot(store, claimed.run.id, claimed.job.id);
-      const lease = leaseOf(claimed);
-      assert.deepEqual(await complete(store, { lease, output: 'late', durationMs: 1, next: stageJob('b') }), {
-        outcome: 'lease_lost',
-      });
-      const decision = { action: 'retry', delayMs: 0 } as const;
-      assert.deepEqual(await fail(store, { lease, error: failure('transient'), durationMs: 1, decision }), {
-        outcome: 'lease_lost',
-      });
-      assert.deepEqual(await snapshot(store, claimed.run.id, claimed.job.id), before);
-    });
-
-    test('releaseJobs hands jobs back ready now without counting the attempt and ignores stale tokens', async ({ store, clock }) => {
-      await submit(store);
-      const claimed = await claimOne(store);
-      await clock.advance(100);
+      await clock.advance(4_000);
       const now = await store.now();
-      assert.equal(await store.jobs.release([leaseOf(claimed), { jobId: claimed.job.id, token: 'stale' }]), 1);
-      const job = await store.reads.getJob(claimed.job.id);
-      assert.equal(job?.state, 'ready');
-      assert.equal(job?.attempt, 0);
-      assert.equal(job?.availableAt, now);
-      assert.equal(job?.leaseToken, null);
-      assert.equal(job?.leaseUntil, null);
+      const statuses = await store.jobs.renew([{ ...leaseOf(claimed), progress: { done: 2 } }]);
+      assert.deepEqual(statuses, [{ status: 'renewed', leaseUntil: now + 10_000 }]);
+      assert.equal((await store.reads.getJob(claimed.job.id))?.leaseUntil, now + 10_000);
       const stage = (await store.reads.getRun(claimed.run.id))?.stages[0];
-      assert.equal(stage?.status, 'pending');
-      assert.equal(stage?.attempts, 0);
-      assert.equal(await store.jobs.release([leaseOf(claimed)]), 0, 'a released lease is no longer held');
+      assert.deepEqual(stage?.progress, { done: 2 });
 
-      const again = await claimOne(store, 'demo.a', { workerId: 'w2' });
-      assert.equal(again.job.attempt, 1);
-      assert.equal(again.job.redeliveries, 0);
+      // Past the original expiry the renewed lease still holds.
+      await clock.advance(8_000);
+      assert.deepEqual(await claim(store, { queue: 'demo.a', workerId: 'w2', limit: 1, leaseMs: LEASE_MS }), []);
+      const again = await store.jobs.renew([leaseOf(claimed)]);
+      assert.equal(again[0]?.status, 'renewed');
     });
 
-    test('reapExpiredLeases makes expired leases ready again and reports them per queue', async ({ store, clock }) => {
+    test('renew says lost for a stale token, an unknown job and an expired lease, in input order', async ({ store, clock }) => {
       await submit(store);
-      await submit(store);
-      await submit(store, { pipeline: 'other', firstJob: stageJob('a', { pipeline: 'other' }) });
-      const short = { queue: 'demo.a', workerId: 'w1', limit: 10, leaseMs: 5_000 };
-      const expiring = [
-        ...(await claim(store, short)),
-        ...(await claim(store, { ...short, queue: 'other.a' })),
-      ];
-      assert.equal(expiring.length, 3);
-      await submit(store);
-      const held = await claimOne(store, 'demo.a', { leaseMs: 60_000 });
-      await clock.advance(5_000);
-
-      const reaped = await store.jobs.reap();
-      assert.deepEqual(reaped, { redelivered: { 'demo.a': 2, 'other.a': 1 } });
-      for (const cj of expiring) {
-        const job = await store.reads.getJob(cj.job.id);
-        assert.equal(job?.state, 'ready');
-        assert.equal(job?.redeliveries, 1);
-        assert.equal(job?.leaseToken, null);
-      }
-      assert.equal((await store.reads.getJob(held.job.id))?.state, 'leased');
-      assert.deepEqual(await store.jobs.reap(), { redelivered: {} });
-
-      const reclaimed = await claim(store, { ...short, leaseMs: LEASE_MS });
-      assert.equal(reclaimed.length, 2);
-      for (const cj of reclaimed) {
-        assert.equal(cj.job.attempt, 2);
-        assert.equal(cj.job.redeliveries, 1, 'a reaped job is not counted again when claimed');
-        assert.equal(cj.redelivered, false);
-      }
+      const claimed = await claimOne(store, 'demo.a', { leaseMs: 10_000 });
+      const statuses = await store.jobs.renew([
+        { jobId: claimed.job.id, token: 'not-the-token' },
+        { jobId: 'job_unknown', token: 'x' },
+        leaseOf(claimed),
+      ]);
+      assert.deepEqual(
+        statuses.map((s) => s.status),
+        ['lost', 'lost', 'renewed'],
+      );
+      await clock.advance(10_000);
+      assert.deepEqual(await store.jobs.renew([leaseOf(claimed)]), [{ status: 'lost' }]);
     });
   });
 }

@@ -1,53 +1,15 @@
 /**
- * Conformance: the single-flight cache — builder leases and fencing, hits and TTL, stale while
- * revalidate, negative entries, transient failures, lease renewal and housekeeping.
+ * Conformance, cache sub-port: the single-flight cache — builder leases and fencing, hits and
+ * TTL, stale while revalidate, negative entries, transient failures, lease renewal and
+ * housekeeping.
  */
 import assert from 'node:assert/strict';
 import { describe } from 'node:test';
-import type { JsonValue } from '../../src/core/model.ts';
-import type { CacheAcquireRequest, CacheAcquireResult, CacheCompleteRequest, CacheEntry } from '../../src/core/ports/cache.ts';
-import type { Store } from '../../src/core/ports/store.ts';
-import type { StoreHarness } from './store-suite-fixture.ts';
-import { storeTest, claimOne, submit } from './store-suite-fixture.ts';
+import type { CacheAcquireResult } from '../../src/core/ports/cache.ts';
+import type { StoreHarness } from './fixture.ts';
+import { BUILD_LEASE_MS, CACHE, TTL_MS, acquire, build, buildReady, claimOne, completion, storeTest, submit } from './fixture.ts';
 
-const CACHE = 'render';
-/** Builder lease of the default acquire. */
-const BUILD_LEASE_MS = 10_000;
-/** Freshness of the default completion. */
-const TTL_MS = 60_000;
 const PERMANENT = { code: 'UNSUPPORTED_FORMAT', message: 'not an image', class: 'permanent' };
-
-/** An acquire of `(CACHE, key)` by the caller holding `token`. */
-function acquireRequest(key: string, token: string, overrides: Partial<CacheAcquireRequest> = {}): CacheAcquireRequest {
-  return { cache: CACHE, key, owner: `owner-${token}`, token, leaseMs: BUILD_LEASE_MS, ...overrides };
-}
-
-function acquire(store: Store, key: string, token: string, overrides: Partial<CacheAcquireRequest> = {}): Promise<CacheAcquireResult> {
-  return store.cache.acquire(acquireRequest(key, token, overrides));
-}
-
-/** Acquires `key` and asserts this caller became its builder; returns the entry. */
-async function build(store: Store, key: string, token: string, overrides: Partial<CacheAcquireRequest> = {}): Promise<CacheEntry> {
-  const result = await acquire(store, key, token, overrides);
-  assert.equal(result.state, 'build', `expected ${token} to become the builder of ${key}`);
-  assert.equal(result.entry.builderToken, token);
-  return result.entry;
-}
-
-/** A completion of `(CACHE, key)` by `token`. */
-function completion(key: string, token: string, value: JsonValue, ttlMs = TTL_MS, staleMs = 0): CacheCompleteRequest {
-  return { cache: CACHE, key, token, value, ttlMs, staleMs };
-}
-
-/** Builds `key` now and completes it with `value`; returns the ready entry. */
-async function buildReady(store: Store, key: string, value: JsonValue, ttlMs = TTL_MS, staleMs = 0): Promise<CacheEntry> {
-  const token = `builder-of-${key}`;
-  await build(store, key, token);
-  assert.equal(await store.cache.complete(completion(key, token, value, ttlMs, staleMs)), true);
-  const entry = await store.cache.get(CACHE, key);
-  assert.ok(entry);
-  return entry;
-}
 
 /** The states of `results`, sorted, for counting who got what. */
 function statesOf(results: readonly CacheAcquireResult[]): string[] {
@@ -56,10 +18,10 @@ function statesOf(results: readonly CacheAcquireResult[]): string[] {
 
 /** Builder acquisition, completion and fencing. */
 function describeBuilders(harness: StoreHarness): void {
-  describe('cache builders', () => {
+  describe('builders', () => {
     const test = storeTest(harness);
 
-    test('getCacheEntry is null for a key never acquired', async ({ store }) => {
+    test('get is null for a key never acquired', async ({ store }) => {
       assert.equal(await store.cache.get(CACHE, 'missing'), null);
     });
 
@@ -185,7 +147,7 @@ function describeBuilders(harness: StoreHarness): void {
       assert.equal((await acquire(store, 'k', 'tok-b')).state, 'hit');
     });
 
-    test('renewCacheLease extends the builder lease by leaseMs from now, and is false for a token that no longer builds', async ({ store, clock }) => {
+    test('renew extends the builder lease by leaseMs from now, and is false for a token that no longer builds', async ({ store, clock }) => {
       const first = await build(store, 'k', 'tok-a');
       await clock.advance(8_000);
       const now = await store.now();
@@ -213,7 +175,7 @@ function describeBuilders(harness: StoreHarness): void {
 
 /** Expiry, stale-while-revalidate and failures. */
 function describeExpiry(harness: StoreHarness): void {
-  describe('cache expiry, stale-while-revalidate and failures', () => {
+  describe('expiry, stale-while-revalidate and failures', () => {
     const test = storeTest(harness);
 
     test('a ready entry is never a hit from expiresAt on: the next caller rebuilds it', async ({ store, clock }) => {
@@ -280,6 +242,31 @@ function describeExpiry(harness: StoreHarness): void {
       assert.equal(await store.cache.complete(completion('k', 'tok-b', { v: 2 })), true);
     });
 
+    test('renewing a revalidation lease keeps the old value served stale and keeps other callers from revalidating', async ({ store, clock }) => {
+      const ready = await buildReady(store, 'k', { v: 1 }, 1_000, 60_000);
+      await clock.advance(1_000);
+      const first = await acquire(store, 'k', 'tok-a');
+      assert.equal(first.state === 'stale' && first.revalidate, true);
+      await clock.advance(8_000);
+      const now = await store.now();
+      assert.equal(await store.cache.renew(CACHE, 'k', 'tok-a', BUILD_LEASE_MS), true);
+      const renewed = await store.cache.get(CACHE, 'k');
+      assert.equal(renewed?.status, 'ready');
+      assert.deepEqual(renewed?.value, { v: 1 });
+      assert.equal(renewed?.expiresAt, ready.expiresAt);
+      assert.equal(renewed?.builderToken, 'tok-a');
+      assert.equal(renewed?.builderFence, first.entry.builderFence);
+      assert.equal(renewed?.builderUntil, now + BUILD_LEASE_MS);
+
+      await clock.advance(BUILD_LEASE_MS - 1);
+      const other = await acquire(store, 'k', 'tok-b');
+      assert.equal(other.state === 'stale' && !other.revalidate, true, 'the renewed revalidation still holds');
+      assert.deepEqual(other.entry.value, { v: 1 });
+      await clock.advance(1);
+      const takeover = await acquire(store, 'k', 'tok-c');
+      assert.equal(takeover.state === 'stale' && takeover.revalidate, true, 'an expired revalidation is taken over');
+    });
+
     test('past staleUntil nothing is servable: the next caller builds from scratch', async ({ store, clock }) => {
       await buildReady(store, 'k', { v: 1 }, 1_000, 5_000);
       await clock.advance(6_000);
@@ -343,7 +330,7 @@ function describeExpiry(harness: StoreHarness): void {
       assert.equal(next.state === 'stale' && next.revalidate, true, 'the next caller may revalidate at once');
     });
 
-    test('failCacheEntry with a token that is not the builder\'s returns false and changes nothing', async ({ store }) => {
+    test('fail with a token that is not the builder\'s returns false and changes nothing', async ({ store }) => {
       const entry = await build(store, 'k', 'tok-a');
       const negative = { error: PERMANENT, ttlMs: 5_000 };
       assert.equal(await store.cache.fail({ cache: CACHE, key: 'k', token: 'tok-x', negative }), false);
@@ -355,12 +342,12 @@ function describeExpiry(harness: StoreHarness): void {
   });
 }
 
-/** `deleteExpiredCacheEntries`. */
+/** `cache.deleteExpired`. */
 function describeHousekeeping(harness: StoreHarness): void {
-  describe('cache housekeeping', () => {
+  describe('housekeeping', () => {
     const test = storeTest(harness);
 
-    test('deleteExpiredCacheEntries removes exactly the entries that can no longer be served and returns how many', async ({ store, clock }) => {
+    test('deleteExpired removes exactly the entries that can no longer be served and returns how many', async ({ store, clock }) => {
       const graceMs = 2_000;
       // All made at t0 (or t0 + 3s for revalidations), judged at t0 + 10s.
       const cases: { key: string; deleted: boolean }[] = [];
@@ -409,9 +396,11 @@ function describeHousekeeping(harness: StoreHarness): void {
   });
 }
 
-/** The single-flight cache entries. */
-export function describeCache(harness: StoreHarness): void {
-  describeBuilders(harness);
-  describeExpiry(harness);
-  describeHousekeeping(harness);
+/** Declares the cache sub-port's tests: `acquire`, `get`, `complete`, `fail`, `renew`, `deleteExpired`. */
+export function describeCachePort(harness: StoreHarness): void {
+  describe('cache sub-port', () => {
+    describeBuilders(harness);
+    describeExpiry(harness);
+    describeHousekeeping(harness);
+  });
 }

@@ -1,0 +1,27 @@
+/**
+ * Conformance, jobs sub-port: the job path — submit, claim, renew, commit, release, reap. The
+ * parts live in ./jobs/, one file per theme; this file is the sub-port's one entry.
+ */
+import { describe } from 'node:test';
+import type { StoreHarness } from './fixture.ts';
+import { describeCommitBatches } from './jobs/batches.ts';
+import { describeClaim, describeRenew } from './jobs/claim-and-renew.ts';
+import { describeCommit } from './jobs/commit.ts';
+import { describeCommitPublications } from './jobs/publish.ts';
+import { describeReap, describeRelease } from './jobs/release-and-reap.ts';
+import { describeSubmitBatches, describeSubmitOne } from './jobs/submit.ts';
+
+/** Declares the jobs sub-port's tests. */
+export function describeJobsPort(harness: StoreHarness): void {
+  describe('jobs sub-port', () => {
+    describeSubmitOne(harness);
+    describeSubmitBatches(harness);
+    describeClaim(harness);
+    describeRenew(harness);
+    describeCommit(harness);
+    describeCommitBatches(harness);
+    describeCommitPublications(harness);
+    describeRelease(harness);
+    describeReap(harness);
+  });
+}
