@@ -80,5 +80,6 @@ export interface Store {
    */
   onWake(listener: (queue: string) => void): () => void;
 
+  /** Releases connections and listeners; idempotent. Every later call fails with `STORE_UNAVAILABLE`. */
   close(): Promise<void>;
 }
