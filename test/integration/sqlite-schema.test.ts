@@ -73,6 +73,25 @@ describe('sqlite schema and statements', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('a migrated file holds exactly the tables some statement uses (0005 dropped locks and artifacts)', () => {
+    raw = new Database(path, { readonly: true });
+    const tables = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+    assert.deepEqual(tables, [
+      'cache_entries',
+      'fence_counter',
+      'jobs',
+      'ledger',
+      'publications',
+      'queues',
+      'request_records',
+      'retired_jobs',
+      'runs',
+      'schema_version',
+      'stage_records',
+      'version_counters',
+    ]);
+  });
+
   it('hot-path statements find rows by key or index and never scan a whole table', () => {
     raw = new Database(path, { readonly: true });
     for (const [name, sql] of Object.entries(HOT_STATEMENTS)) {
