@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
-import * as J from '../../src/stores/sqlite/job-queries.ts';
-import * as Q from '../../src/stores/sqlite/queries.ts';
+import * as J from '../../src/stores/sqlite/sql/jobs.ts';
+import * as R from '../../src/stores/sqlite/sql/reads.ts';
 import { JOB_COLUMNS, jobRowFromValues } from '../../src/stores/sqlite/rows.ts';
 import { createFakeClock } from '../../src/core/clock.ts';
 import { jobIdempotencyKey } from '../../src/core/keys.ts';
@@ -29,20 +29,20 @@ const HOT_STATEMENTS: Record<string, string> = {
   UNLEASE_JOB: J.UNLEASE_JOB,
   RENEW_JOB: J.RENEW_JOB,
   REAP_EXPIRED: J.REAP_EXPIRED,
-  INSERT_RUN: Q.INSERT_RUN,
-  insertStages: Q.insertStagesSql(5),
-  SELECT_RUNS_BY_IDS: Q.SELECT_RUNS_BY_IDS,
-  MARK_RUN_RUNNING: Q.MARK_RUN_RUNNING,
-  MOVE_RUN_TO_STAGE: Q.MOVE_RUN_TO_STAGE,
-  TOUCH_RUN: Q.TOUCH_RUN,
-  FINISH_RUN: Q.FINISH_RUN,
-  CLAIM_STAGE: Q.CLAIM_STAGE,
-  SUCCEED_STAGE: Q.SUCCEED_STAGE,
-  FAIL_STAGE: Q.FAIL_STAGE,
-  SELECT_SUCCEEDED_OUTPUTS: Q.SELECT_SUCCEEDED_OUTPUTS,
-  INSERT_LEDGER: Q.INSERT_LEDGER,
-  SELECT_LEDGER_OUTPUTS: Q.SELECT_LEDGER_OUTPUTS,
-  TAKE_FENCES: Q.TAKE_FENCES,
+  INSERT_RUN: J.INSERT_RUN,
+  insertStages: J.insertStagesSql(5),
+  SELECT_RUNS_BY_IDS: J.SELECT_RUNS_BY_IDS,
+  MARK_RUN_RUNNING: J.MARK_RUN_RUNNING,
+  MOVE_RUN_TO_STAGE: J.MOVE_RUN_TO_STAGE,
+  TOUCH_RUN: J.TOUCH_RUN,
+  FINISH_RUN: J.FINISH_RUN,
+  CLAIM_STAGE: J.CLAIM_STAGE,
+  SUCCEED_STAGE: J.SUCCEED_STAGE,
+  FAIL_STAGE: J.FAIL_STAGE,
+  SELECT_SUCCEEDED_OUTPUTS: J.SELECT_SUCCEEDED_OUTPUTS,
+  INSERT_LEDGER: J.INSERT_LEDGER,
+  SELECT_LEDGER_OUTPUTS: J.SELECT_LEDGER_OUTPUTS,
+  TAKE_FENCES: J.TAKE_FENCES,
 };
 
 /** EXPLAIN QUERY PLAN of `sql`, every parameter bound to 1, as one line per step. */
@@ -73,6 +73,25 @@ describe('sqlite schema and statements', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('a migrated file holds exactly the tables some statement uses (0005 dropped locks and artifacts)', () => {
+    raw = new Database(path, { readonly: true });
+    const tables = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+    assert.deepEqual(tables, [
+      'cache_entries',
+      'fence_counter',
+      'jobs',
+      'ledger',
+      'publications',
+      'queues',
+      'request_records',
+      'retired_jobs',
+      'runs',
+      'schema_version',
+      'stage_records',
+      'version_counters',
+    ]);
+  });
+
   it('hot-path statements find rows by key or index and never scan a whole table', () => {
     raw = new Database(path, { readonly: true });
     for (const [name, sql] of Object.entries(HOT_STATEMENTS)) {
@@ -86,7 +105,7 @@ describe('sqlite schema and statements', () => {
     raw = new Database(path, { readonly: true });
     for (const status of ['failed', 'dead_lettered', 'cancelled', 'superseded', 'parked'] as const) {
       assert.ok(
-        planOf(raw, Q.listRunsByStatusSql(status)).some((step) => step.includes('runs_status')),
+        planOf(raw, R.listRunsByStatusSql(status)).some((step) => step.includes('runs_status')),
         `${status} uses runs_status`,
       );
     }
@@ -95,7 +114,7 @@ describe('sqlite schema and statements', () => {
 
   it('listRuns by subject walks runs_subject_id within the subject, never the whole runs table', () => {
     raw = new Database(path, { readonly: true });
-    const plan = planOf(raw, Q.LIST_RUNS_OF_SUBJECT);
+    const plan = planOf(raw, R.LIST_RUNS_OF_SUBJECT);
     assert.ok(plan.some((step) => step.includes('runs_subject_id')), plan.join('; '));
     for (const step of plan) assert.doesNotMatch(step, /^SCAN runs\b/);
   });

@@ -1,14 +1,12 @@
 /**
- * Publications of the memory store: `(subjectId, profile)` -> artifact, set by compare-and-set
- * inside a commit so that an older subject version or an older lease never overwrites a newer one.
+ * The `publications` sub-port of the memory store: `(subjectId, profile)` -> artifact, set by
+ * compare-and-set inside a commit ({@link applyPublications}) so that an older subject version or
+ * an older lease never overwrites a newer one.
  */
-import type { Publication, PublicationRequest } from '../../core/ports/publications.ts';
-import type { MemoryState } from './state.ts';
-
-/** Map key of `(subjectId, profile)`; NUL cannot clash with names on either side. */
-function publicationId(subjectId: string, profile: string): string {
-  return `${subjectId}\0${profile}`;
-}
+import type { Publication, PublicationRequest, PublicationsPort } from '../../core/ports/publications.ts';
+import type { MemoryContext } from './context.ts';
+import { pairKey, publicationOf } from './rows.ts';
+import { deleteWhere, type MemoryState } from './state.ts';
 
 /**
  * The compare-and-set rule: a higher version always wins; the same version wins only from a
@@ -32,30 +30,23 @@ export function applyPublications(
 ): number {
   let refused = 0;
   for (const request of requests) {
-    const id = publicationId(request.subjectId, request.profile);
+    const id = pairKey(request.subjectId, request.profile);
     if (!supersedes(request, fence, state.publications.get(id))) {
       refused += 1;
       continue;
     }
-    state.publications.set(id, {
-      subjectId: request.subjectId,
-      profile: request.profile,
-      artifactRef: request.artifactRef,
-      subjectVersion: request.subjectVersion,
-      fence,
-      updatedAt: now,
-    });
+    state.publications.set(id, publicationOf(request, fence, now));
   }
   return refused;
 }
 
 /** The publication of `(subjectId, profile)`, or null. */
-export function getPublication(state: MemoryState, subjectId: string, profile: string): Publication | null {
-  return state.publications.get(publicationId(subjectId, profile)) ?? null;
+function getPublication(state: MemoryState, subjectId: string, profile: string): Publication | null {
+  return state.publications.get(pairKey(subjectId, profile)) ?? null;
 }
 
 /** Every publication of `subjectId`, by profile name. */
-export function listPublications(state: MemoryState, subjectId: string): Publication[] {
+function listPublications(state: MemoryState, subjectId: string): Publication[] {
   return [...state.publications.values()]
     .filter((p) => p.subjectId === subjectId)
     .sort((a, b) => (a.profile < b.profile ? -1 : a.profile > b.profile ? 1 : 0));
@@ -65,13 +56,20 @@ export function listPublications(state: MemoryState, subjectId: string): Publica
  * Removes the publications of `subjectId` (every profile, or only those in `profiles`: an empty
  * list removes none); returns how many were removed.
  */
-export function deletePublications(state: MemoryState, subjectId: string, profiles?: readonly string[]): number {
+function deletePublications(state: MemoryState, subjectId: string, profiles?: readonly string[]): number {
   const only = profiles === undefined ? undefined : new Set(profiles);
-  let removed = 0;
-  for (const [id, stored] of state.publications) {
-    if (stored.subjectId !== subjectId || (only !== undefined && !only.has(stored.profile))) continue;
-    state.publications.delete(id);
-    removed += 1;
-  }
-  return removed;
+  return deleteWhere(
+    state.publications,
+    (stored) => stored.subjectId === subjectId && (only === undefined || only.has(stored.profile)),
+  );
+}
+
+/** Reads and removes the publications of the state. */
+export function createPublicationsPort(ctx: MemoryContext): PublicationsPort {
+  const { state } = ctx;
+  return {
+    get: ctx.atomic((subjectId, profile) => getPublication(state, subjectId, profile)),
+    list: ctx.atomic((subjectId) => listPublications(state, subjectId)),
+    delete: ctx.atomic((subjectId, profiles) => deletePublications(state, subjectId, profiles)),
+  };
 }

@@ -1,7 +1,7 @@
 /**
  * The in-memory state behind the reference store: plain maps, mutated only by synchronous
- * operations, so every Store method body is one atomic unit without any locking. The shared
- * moves (enqueue with key collapse, ending a run, lease checks) live here once.
+ * operations, so every port method body is one atomic unit without any locking. The moves the
+ * sub-ports share (enqueue with key collapse, ending a run, lease checks) live here once.
  */
 import type { Clock } from '../../core/clock.ts';
 import { NotFoundError } from '../../core/errors.ts';
@@ -14,6 +14,21 @@ import type { JobSpec, LeaseRef } from '../../core/ports/jobs.ts';
 import type { Publication } from '../../core/ports/publications.ts';
 import type { RequestRecord } from '../../core/ports/requests.ts';
 import { createWakeListeners } from '../shared/wake-listeners.ts';
+import { newJob } from './rows.ts';
+
+/**
+ * Deletes the entries of `map` whose value `doomed` picks; returns how many. Deleting the entry
+ * being visited is safe for a Map: iteration goes on with the next one.
+ */
+export function deleteWhere<K, V>(map: Map<K, V>, doomed: (value: V) => boolean): number {
+  let deleted = 0;
+  for (const [key, value] of map) {
+    if (!doomed(value)) continue;
+    map.delete(key);
+    deleted += 1;
+  }
+  return deleted;
+}
 
 /** Outcome of checking a presented lease against the state. */
 export type LeaseCheck =
@@ -46,7 +61,7 @@ export class MemoryState {
   readonly publications = new Map<string, Publication>();
   /** `<scope>\0<key>` -> remembered client request. */
   readonly requestRecords = new Map<string, RequestRecord>();
-  /** `<scope>\0<key>` -> the last value `allocateVersion` handed out. */
+  /** `<scope>\0<key>` -> the last value `versions.allocate` handed out. */
   readonly versionCounters = new Map<string, number>();
   /** Queues ever paused or resumed by an operator, with their current flag. */
   readonly queuePaused = new Map<string, boolean>();
@@ -93,30 +108,7 @@ export class MemoryState {
     const key = jobIdempotencyKey(run.id, spec.stage, spec.kind);
     const live = [...this.jobs.values()].find((j) => j.idempotencyKey === key && j.state !== JobState.dead);
     if (live) return live;
-    const job: Job = {
-      id: this.ids.next('job'),
-      runId: run.id,
-      pipeline: run.pipeline,
-      stage: spec.stage,
-      queue: spec.queue,
-      kind: spec.kind,
-      state: JobState.ready,
-      idempotencyKey: key,
-      attempt: 0,
-      maxAttempts: spec.maxAttempts,
-      priority: spec.priority,
-      availableAt,
-      enqueuedAt: now,
-      tenant: run.tenant,
-      traceId: run.traceId,
-      leaseOwner: null,
-      leaseToken: null,
-      fence: null,
-      leaseUntil: null,
-      leaseMs: null,
-      redeliveries: 0,
-      lastError: null,
-    };
+    const job = newJob(this.ids.next('job'), run, spec, key, now, availableAt);
     this.jobs.set(job.id, job);
     this.jobRunIds.set(job.id, run.id);
     if (availableAt <= now) this.pendingWakes.add(job.queue);

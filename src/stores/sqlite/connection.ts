@@ -71,3 +71,16 @@ export function openDatabase(path: string, busyTimeoutMs: number): SqliteDatabas
     throw err;
   }
 }
+
+/**
+ * A statement prepared on first use of each value its text depends on (claim limits, stage
+ * counts, run statuses: a few values each), then kept: the hot path never re-parses SQL.
+ */
+export function preparedPerValue<K, S>(prepare: (value: K) => S): (value: K) => S {
+  const cache = new Map<K, S>();
+  return (value) => {
+    let statement = cache.get(value);
+    if (statement === undefined) cache.set(value, (statement = prepare(value)));
+    return statement;
+  };
+}

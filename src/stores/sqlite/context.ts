@@ -1,17 +1,65 @@
 /**
- * What every operation of the SQLite store shares: the connection, its prepared statements,
- * the clock and id source, and the wake hints collected during a transaction. Operations are
- * built with {@link writeOperation} / {@link readOperation}, which own the transaction boundary
- * and the error mapping, so an operation body is plain synchronous code over the statements.
+ * What every sub-port of the SQLite store shares: the connection, its prepared statements, the
+ * clock and id source, the wake hints collected during a transaction, and the one wrapper every
+ * port method goes through ({@link SqliteContext.write}, {@link SqliteContext.read},
+ * {@link SqliteContext.outside}): refused once the store is closed, one transaction, errors
+ * mapped by `mapError`. So an operation body is plain synchronous code over the statements.
  */
 import type { Clock } from '../../core/clock.ts';
-import { SchemaVersionError } from '../../core/errors.ts';
+import { SchemaVersionError, StoreUnavailableError } from '../../core/errors.ts';
 import type { IdGenerator } from '../../core/ids.ts';
 import { createWakeListeners, type WakeListener } from '../shared/wake-listeners.ts';
 import type { SqliteDatabase } from './connection.ts';
 import { mapError } from './errors.ts';
 import { assertKnownVersion, latestSchemaVersion, readSchemaVersion } from './migrate.ts';
-import { prepareStatements, type Statements } from './statements.ts';
+import { prepareArtifactRefsStatements } from './sql/artifact-refs.ts';
+import { prepareCacheStatements } from './sql/cache.ts';
+import { prepareJobsStatements } from './sql/jobs.ts';
+import { prepareOperatorStatements } from './sql/operator.ts';
+import { preparePublicationsStatements } from './sql/publications.ts';
+import { prepareReadsStatements } from './sql/reads.ts';
+import { prepareRequestsStatements } from './sql/requests.ts';
+import { prepareVersionsStatements } from './sql/versions.ts';
+
+/**
+ * Prepares every statement of the store, once per connection, so the hot path never re-parses
+ * SQL. The text lives in `sql/<sub-port>.ts`, in TypeScript rather than `.sql` files so each
+ * statement sits next to its name and types in one reviewable list; migrations stay in
+ * `migrations/*.sql`. Statement names are unique across the files.
+ */
+function prepareStatements(db: SqliteDatabase) {
+  return {
+    ...prepareJobsStatements(db),
+    ...prepareOperatorStatements(db),
+    ...prepareReadsStatements(db),
+    ...prepareCacheStatements(db),
+    ...preparePublicationsStatements(db),
+    ...prepareRequestsStatements(db),
+    ...prepareVersionsStatements(db),
+    ...prepareArtifactRefsStatements(db),
+  };
+}
+
+/** The prepared statements of one connection: the typed catalogue the operations use. */
+export type Statements = ReturnType<typeof prepareStatements>;
+
+/**
+ * Prepares the statements if the schema is current, else `SchemaVersionError`: statements
+ * prepared on an older schema would fail with driver errors, or worse, succeed on old tables.
+ */
+function prepareWhenCurrent(db: SqliteDatabase): Statements {
+  const version = readSchemaVersion(db);
+  assertKnownVersion(version);
+  if (version < latestSchemaVersion()) {
+    throw new SchemaVersionError(`database schema version ${version} is older than ${latestSchemaVersion()}: call migrate() first`, {
+      details: { version, required: latestSchemaVersion() },
+    });
+  }
+  return prepareStatements(db);
+}
+
+/** A port method built from a synchronous body (see {@link SqliteContext.write}). */
+export type Operation<Args extends unknown[], Result> = (...args: Args) => Promise<Result>;
 
 /** Shared state of one store instance. */
 export interface SqliteContext {
@@ -24,85 +72,69 @@ export interface SqliteContext {
   wake(queue: string): void;
   /** Registers a wake listener; returns its unsubscribe function. */
   onWake(listener: WakeListener): () => void;
-  /** Fires the collected wakes (after a commit). */
-  flushWakes(): void;
-  /** Forgets the collected wakes (after a rollback). */
-  discardWakes(): void;
+  /**
+   * `body` as one `BEGIN IMMEDIATE` transaction: it takes the database write lock before reading,
+   * so every read-modify-write inside is serialised against all processes sharing the file.
+   * Wakes fire only after the commit; any error rolls back and is mapped by `mapError`.
+   */
+  write<Args extends unknown[], Result>(body: (...args: Args) => Result): Operation<Args, Result>;
+  /**
+   * `body` as one read transaction (`BEGIN DEFERRED`, never upgraded): a consistent snapshot
+   * across its statements without taking the write lock.
+   */
+  read<Args extends unknown[], Result>(body: (...args: Args) => Result): Operation<Args, Result>;
+  /** `body` outside any transaction (it opens its own, or needs none): closed check and `mapError` only. */
+  outside<Args extends unknown[], Result>(body: (...args: Args) => Result): Operation<Args, Result>;
+  /** Refuses every later call and closes the connection; a second close does nothing. */
+  close(): void;
 }
 
 /** Creates the context of one connection. */
 export function createContext(db: SqliteDatabase, clock: Clock, ids: IdGenerator): SqliteContext {
   let statements: Statements | undefined;
+  let closed = false;
   // Queues woken by the transaction in progress: fired after its commit, dropped on rollback.
   const pendingWakes = new Set<string>();
   const listeners = createWakeListeners();
-  const ctx: SqliteContext = {
+
+  /** The one wrapper: closed check, `run` (a transaction or the body itself), wakes, `mapError`. */
+  const operation = <Args extends unknown[], Result>(run: (...args: Args) => Result): Operation<Args, Result> => {
+    return async (...args) => {
+      // After close, a kiln error rather than the driver's TypeError.
+      if (closed) throw new StoreUnavailableError('sqlite store is closed');
+      try {
+        const result = run(...args);
+        listeners.fire(pendingWakes);
+        pendingWakes.clear();
+        return result;
+      } catch (err) {
+        pendingWakes.clear();
+        throw mapError(err);
+      }
+    };
+  };
+
+  return {
     db,
     clock,
     ids,
-    sql() {
-      if (statements) return statements;
-      const version = readSchemaVersion(db);
-      assertKnownVersion(version);
-      if (version < latestSchemaVersion()) {
-        throw new SchemaVersionError(`database schema version ${version} is older than ${latestSchemaVersion()}: call migrate() first`, {
-          details: { version, required: latestSchemaVersion() },
-        });
-      }
-      statements = prepareStatements(db);
-      return statements;
-    },
+    sql: () => (statements ??= prepareWhenCurrent(db)),
     wake(queue) {
       pendingWakes.add(queue);
     },
     onWake: (listener) => listeners.subscribe(listener),
-    flushWakes() {
-      listeners.fire(pendingWakes);
-      pendingWakes.clear();
+    write: (body) => operation(db.transaction(body).immediate),
+    // A deferred body only reads, so it never collects wakes: firing and clearing are no-ops.
+    read: (body) => operation(db.transaction(body).deferred),
+    outside: (body) => operation(body),
+    close() {
+      if (closed) return;
+      closed = true;
+      try {
+        db.close();
+      } catch (err) {
+        throw mapError(err);
+      }
     },
-    discardWakes: () => pendingWakes.clear(),
-  };
-  return ctx;
-}
-
-/**
- * Wraps `body` as one `BEGIN IMMEDIATE` transaction: it takes the database write lock before
- * reading, so every read-modify-write inside is serialised against all processes sharing the
- * file. Wakes fire only after a commit; any error is mapped by `mapError` and rolls back.
- */
-export function writeOperation<Args extends unknown[], Result>(
-  ctx: SqliteContext,
-  body: (...args: Args) => Result,
-): (...args: Args) => Promise<Result> {
-  return transactionOperation(ctx, body, 'immediate');
-}
-
-/**
- * Wraps `body` as one read transaction (`BEGIN DEFERRED`, never upgraded): a consistent
- * snapshot across its statements without taking the write lock.
- */
-export function readOperation<Args extends unknown[], Result>(
-  ctx: SqliteContext,
-  body: (...args: Args) => Result,
-): (...args: Args) => Promise<Result> {
-  return transactionOperation(ctx, body, 'deferred');
-}
-
-function transactionOperation<Args extends unknown[], Result>(
-  ctx: SqliteContext,
-  body: (...args: Args) => Result,
-  mode: 'immediate' | 'deferred',
-): (...args: Args) => Promise<Result> {
-  const tx = ctx.db.transaction(body);
-  // A deferred body only reads, so it never collects wakes: flushing or discarding is a no-op.
-  return async (...args) => {
-    try {
-      const result = tx[mode](...args);
-      ctx.flushWakes();
-      return result;
-    } catch (err) {
-      ctx.discardWakes();
-      throw mapError(err);
-    }
   };
 }

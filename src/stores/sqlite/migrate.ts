@@ -5,7 +5,7 @@
  * second sees the recorded versions and applies nothing.
  */
 import { SchemaVersionError } from '../../core/errors.ts';
-import type { MigrationResult } from '../../core/ports/store.ts';
+import type { MigrationResult, SchemaVersionInfo } from '../../core/ports/store.ts';
 import { createMigrationSource, type Migration } from '../shared/migration-files.ts';
 import type { SqliteDatabase } from './connection.ts';
 
@@ -27,6 +27,14 @@ export function readSchemaVersion(db: SqliteDatabase): number {
   if (table === undefined) return 0;
   const row = db.prepare('SELECT MAX(version) AS version FROM schema_version').get() as { version: number | null };
   return row.version ?? 0;
+}
+
+/**
+ * The recorded version next to the newest this code knows. A plain read outside any transaction:
+ * it must work on a store that was never migrated.
+ */
+export function readSchemaVersionInfo(db: SqliteDatabase): SchemaVersionInfo {
+  return { current: readSchemaVersion(db), latest: latestSchemaVersion() };
 }
 
 /** Throws `SchemaVersionError` when the database was migrated by newer code. */

@@ -1,9 +1,11 @@
 /**
- * Operator moves: cancel, resume, replay, pause and drain. Each is one BEGIN IMMEDIATE
- * transaction; run moves are checked against the transition table of `core/run/transitions.ts`.
+ * The `operator` sub-port of the SQLite store: cancel, resume, replay, pause and drain. Each is
+ * one BEGIN IMMEDIATE transaction; run moves are checked against the transition table of
+ * `core/run/transitions.ts`.
  */
 import { ConflictError, ErrorClass, NotFoundError } from '../../core/errors.ts';
 import type { Job, Run } from '../../core/model.ts';
+import type { OperatorPort } from '../../core/ports/operator.ts';
 import { assertReplayable, assertTransition } from '../../core/run/transitions.ts';
 import type { SqliteContext } from './context.ts';
 import { jobFromRow, runFromRow, type JobRow, type RunRow } from './rows.ts';
@@ -28,12 +30,12 @@ function cancel(ctx: SqliteContext, row: RunRow, reason: string, now: number): R
 }
 
 /** Cancels a run that has not ended: its jobs deleted, unfinished stages `skipped`. */
-export function cancelRun(ctx: SqliteContext, runId: string, reason: string): Run {
+function cancelRun(ctx: SqliteContext, runId: string, reason: string): Run {
   return runFromRow(cancel(ctx, requireRun(ctx, runId), reason, ctx.clock.now()));
 }
 
 /** Parked run -> running; its parked job -> ready now with `attempt = 0`, its stage `pending`. */
-export function resumeRun(ctx: SqliteContext, runId: string): Run {
+function resumeRun(ctx: SqliteContext, runId: string): Run {
   const row = requireRun(ctx, runId);
   const sql = ctx.sql();
   const job = sql.selectParkedJobsOfRun.get(runId);
@@ -51,7 +53,7 @@ export function resumeRun(ctx: SqliteContext, runId: string): Run {
  * Dead job of a dead-lettered run -> ready now with `attempt = 0`; its stage record `pending`;
  * its run `running`. A run that failed permanently or was compensated is not replayed.
  */
-export function replayJob(ctx: SqliteContext, jobId: string): Job {
+function replayJob(ctx: SqliteContext, jobId: string): Job {
   const sql = ctx.sql();
   const job = sql.selectJob.get(jobId);
   if (!job) throw new NotFoundError('job', jobId);
@@ -81,7 +83,7 @@ export function replayJob(ctx: SqliteContext, jobId: string): Job {
 }
 
 /** Pauses (no claims) or resumes a queue; the queue need not exist before. */
-export function setQueuePaused(ctx: SqliteContext, queue: string, paused: boolean): void {
+function setQueuePaused(ctx: SqliteContext, queue: string, paused: boolean): void {
   ctx.sql().upsertQueue.run(queue, paused ? 1 : 0, ctx.clock.now());
   if (!paused) ctx.wake(queue);
 }
@@ -90,7 +92,7 @@ export function setQueuePaused(ctx: SqliteContext, queue: string, paused: boolea
  * Removes every ready job of the queue (leased ones finish) and cancels their runs with
  * reason `queue drained`. Returns how many jobs of the queue were removed.
  */
-export function drainQueue(ctx: SqliteContext, queue: string): number {
+function drainQueue(ctx: SqliteContext, queue: string): number {
   const now = ctx.clock.now();
   const sql = ctx.sql();
   const ready = sql.selectReadyJobsOfQueue.all(queue);
@@ -104,4 +106,15 @@ export function drainQueue(ctx: SqliteContext, queue: string): number {
     cancel(ctx, run, 'queue drained', now);
   }
   return ready.length;
+}
+
+/** The operator actions over `ctx`. */
+export function createOperatorPort(ctx: SqliteContext): OperatorPort {
+  return {
+    cancelRun: ctx.write((runId, reason) => cancelRun(ctx, runId, reason)),
+    resumeRun: ctx.write((runId) => resumeRun(ctx, runId)),
+    replayJob: ctx.write((jobId) => replayJob(ctx, jobId)),
+    setQueuePaused: ctx.write((queue, paused) => setQueuePaused(ctx, queue, paused)),
+    drainQueue: ctx.write((queue) => drainQueue(ctx, queue)),
+  };
 }

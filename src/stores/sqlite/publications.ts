@@ -1,14 +1,15 @@
 /**
- * Publications: the pointer `(subject, profile) -> artifact` that consumers read. They are set
- * only inside `commit`, by a completion whose lease check passed, each by compare-and-set on
- * (subject version, fence) in one statement (`PUBLISH`); reading one is a plain lookup.
+ * The `publications` sub-port of the SQLite store: the pointer `(subject, profile) -> artifact`
+ * that consumers read. They are set only inside `commit`, by a completion whose lease check
+ * passed, each by compare-and-set on (subject version, fence) in one statement (`PUBLISH`,
+ * {@link applyPublications}); reading one is a plain lookup.
  */
-import type { Publication, PublicationRequest } from '../../core/ports/publications.ts';
+import type { Publication, PublicationRequest, PublicationsPort } from '../../core/ports/publications.ts';
 import type { SqliteContext } from './context.ts';
 import { publicationFromRow } from './rows.ts';
 
 /** The publication of `(subjectId, profile)`, or null. */
-export function getPublication(ctx: SqliteContext, subjectId: string, profile: string): Publication | null {
+function getPublication(ctx: SqliteContext, subjectId: string, profile: string): Publication | null {
   const row = ctx.sql().selectPublication.get(subjectId, profile);
   return row ? publicationFromRow(row) : null;
 }
@@ -36,7 +37,7 @@ export function applyPublications(ctx: SqliteContext, requests: readonly Publica
 }
 
 /** Every publication of `subjectId`, by profile name. */
-export function listPublications(ctx: SqliteContext, subjectId: string): Publication[] {
+function listPublications(ctx: SqliteContext, subjectId: string): Publication[] {
   return ctx.sql().selectPublicationsOfSubject.all(subjectId).map(publicationFromRow);
 }
 
@@ -44,8 +45,17 @@ export function listPublications(ctx: SqliteContext, subjectId: string): Publica
  * Removes the publications of `subjectId` (every profile, or only those in `profiles`: an empty
  * list removes none), inside the caller's BEGIN IMMEDIATE transaction; returns how many.
  */
-export function deletePublications(ctx: SqliteContext, subjectId: string, profiles?: readonly string[]): number {
+function deletePublications(ctx: SqliteContext, subjectId: string, profiles?: readonly string[]): number {
   const sql = ctx.sql();
   if (profiles === undefined) return sql.deletePublicationsOfSubject.run(subjectId).changes;
   return sql.deletePublicationProfiles.run(subjectId, JSON.stringify(profiles)).changes;
+}
+
+/** Reads and removes publications over `ctx`. */
+export function createPublicationsPort(ctx: SqliteContext): PublicationsPort {
+  return {
+    get: ctx.read((subjectId, profile) => getPublication(ctx, subjectId, profile)),
+    list: ctx.read((subjectId) => listPublications(ctx, subjectId)),
+    delete: ctx.write((subjectId, profiles) => deletePublications(ctx, subjectId, profiles)),
+  };
 }

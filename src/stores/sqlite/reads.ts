@@ -1,14 +1,14 @@
 /**
- * Read-only queries: runs, jobs, queue stats, ledger. Each runs in one deferred (read)
- * transaction, so a run and its stage records come from the same snapshot.
+ * The `reads` sub-port of the SQLite store: runs, jobs, queue stats, ledger. Each runs in one
+ * deferred (read) transaction, so a run and its stage records come from the same snapshot.
  */
 import type { Job, LedgerEntry, QueueStats, Run } from '../../core/model.ts';
-import type { ListJobsQuery, ListRunsQuery, RunDetail } from '../../core/ports/reads.ts';
+import type { ListJobsQuery, ListRunsQuery, ReadsPort, RunDetail } from '../../core/ports/reads.ts';
 import type { SqliteContext } from './context.ts';
 import { jobFromRow, ledgerFromRow, runFromRow, stageFromRow } from './rows.ts';
 
 /** A run with its stage records in pipeline order, or null. */
-export function getRun(ctx: SqliteContext, runId: string): RunDetail | null {
+function getRun(ctx: SqliteContext, runId: string): RunDetail | null {
   const sql = ctx.sql();
   const row = sql.selectRun.get(runId);
   if (!row) return null;
@@ -19,7 +19,7 @@ export function getRun(ctx: SqliteContext, runId: string): RunDetail | null {
 const AFTER_EVERY_ID = '\u{10FFFF}';
 
 /** Runs matching the filter, newest first (ids sort by creation time). */
-export function listRuns(ctx: SqliteContext, query: ListRunsQuery): Run[] {
+function listRuns(ctx: SqliteContext, query: ListRunsQuery): Run[] {
   const sql = ctx.sql();
   const params = { pipeline: query.pipeline ?? null, before: query.before ?? AFTER_EVERY_ID, limit: Math.max(0, query.limit) };
   if (query.subjectId !== undefined) {
@@ -31,13 +31,13 @@ export function listRuns(ctx: SqliteContext, query: ListRunsQuery): Run[] {
 }
 
 /** A job, or null (deleted or never existed). */
-export function getJob(ctx: SqliteContext, jobId: string): Job | null {
+function getJob(ctx: SqliteContext, jobId: string): Job | null {
   const row = ctx.sql().selectJob.get(jobId);
   return row ? jobFromRow(row) : null;
 }
 
 /** Jobs matching the filter, oldest first. */
-export function listJobs(ctx: SqliteContext, query: ListJobsQuery): Job[] {
+function listJobs(ctx: SqliteContext, query: ListJobsQuery): Job[] {
   const sql = ctx.sql();
   const params = { queue: query.queue ?? null, state: query.state ?? null, limit: Math.max(0, query.limit) };
   const rows = query.runId === undefined ? sql.listJobs.all(params) : sql.listJobsOfRun.all({ ...params, run_id: query.runId });
@@ -49,7 +49,7 @@ function emptyStats(queue: string, paused: boolean): QueueStats {
 }
 
 /** Every queue that has jobs or was paused (or resumed), by name. */
-export function queueStats(ctx: SqliteContext): QueueStats[] {
+function queueStats(ctx: SqliteContext): QueueStats[] {
   const now = ctx.clock.now();
   const sql = ctx.sql();
   const byQueue = new Map<string, QueueStats>();
@@ -69,6 +69,18 @@ export function queueStats(ctx: SqliteContext): QueueStats[] {
 }
 
 /** Ledger entries of a run, in completion order. */
-export function readLedger(ctx: SqliteContext, runId: string): LedgerEntry[] {
+function readLedger(ctx: SqliteContext, runId: string): LedgerEntry[] {
   return ctx.sql().selectLedgerOfRun.all(runId).map(ledgerFromRow);
+}
+
+/** The read-only views over `ctx`. */
+export function createReadsPort(ctx: SqliteContext): ReadsPort {
+  return {
+    getRun: ctx.read((runId) => getRun(ctx, runId)),
+    listRuns: ctx.read((query) => listRuns(ctx, query)),
+    getJob: ctx.read((jobId) => getJob(ctx, jobId)),
+    listJobs: ctx.read((query) => listJobs(ctx, query)),
+    queueStats: ctx.read(() => queueStats(ctx)),
+    readLedger: ctx.read((runId) => readLedger(ctx, runId)),
+  };
 }

@@ -1,6 +1,6 @@
 /**
  * Row shapes as better-sqlite3 returns them (snake_case columns, JSON as TEXT, booleans as 0/1)
- * and their mapping to the domain records of `core/model.ts` and `core/ports.ts`. The field
+ * and their mapping to the domain records of `core/model.ts` and `core/ports/`. The field
  * mapping is shared with the other SQL stores (`stores/shared/row-mapping.ts`); the TEXT
  * encoding of JSON columns is this store's own and lives here. Nothing else in the store
  * reads column names off a row (writes name them in their statement parameters).

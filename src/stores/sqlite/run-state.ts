@@ -1,10 +1,12 @@
 /**
- * Run-level moves shared by several operations: reading a run or failing with `NotFoundError`,
- * writing its new state, and ending it early (cancel, supersede, drain) so no job of it survives.
- * All of them run inside the caller's transaction.
+ * Run-level moves the `jobs` and `operator` sub-ports share: reading a run or failing with
+ * `NotFoundError`, writing its new state, enqueuing one of its jobs, and ending it early (cancel,
+ * supersede, drain) so no job of it survives. All of them run inside the caller's transaction.
  */
 import { NotFoundError } from '../../core/errors.ts';
+import { jobIdempotencyKey } from '../../core/keys.ts';
 import type { RunStatus, StageErrorRecord } from '../../core/model.ts';
+import type { JobSpec } from '../../core/ports/jobs.ts';
 import type { SqliteContext } from './context.ts';
 import { toJsonOrNull, type RunRow } from './rows.ts';
 
@@ -30,6 +32,34 @@ export function updateRun(ctx: SqliteContext, row: RunRow, changes: RunChanges, 
     updated_at: now,
   });
   return next;
+}
+
+/** What a job copies from its run; a finished job of the run carries the same values. */
+export type JobOwner = Pick<RunRow, 'id' | 'pipeline' | 'tenant' | 'trace_id'>;
+
+/**
+ * Enqueues `spec` for `run`, ready at `availableAt`, with the idempotency key of `core/keys.ts`.
+ * A live job already holding the key absorbs the enqueue (jobs_run_key + ON CONFLICT DO
+ * NOTHING): returns false then.
+ */
+export function enqueueJob(ctx: SqliteContext, run: JobOwner, spec: JobSpec, now: number, availableAt = now): boolean {
+  const inserted = ctx.sql().insertJob.run({
+    id: ctx.ids.next('job'),
+    run_id: run.id,
+    pipeline: run.pipeline,
+    stage: spec.stage,
+    queue: spec.queue,
+    kind: spec.kind,
+    idempotency_key: jobIdempotencyKey(run.id, spec.stage, spec.kind),
+    max_attempts: spec.maxAttempts,
+    priority: spec.priority,
+    available_at: availableAt,
+    enqueued_at: now,
+    tenant: run.tenant,
+    trace_id: run.trace_id,
+  }).changes === 1;
+  if (inserted && availableAt <= now) ctx.wake(spec.queue);
+  return inserted;
 }
 
 /**

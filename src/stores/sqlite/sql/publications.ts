@@ -1,7 +1,9 @@
 /**
- * The SQL of the SQLite store for publications (`publications`, migration 0002), as named
- * constants prepared once per connection by `statements.ts`.
+ * The SQL of the `publications` sub-port (`publications`, migration 0002), and the
+ * compare-and-set a completion's commit applies to them (`PUBLISH`).
  */
+import type { PublicationRow } from '../../shared/row-mapping.ts';
+import type { SqliteDatabase } from '../connection.ts';
 
 /** In: subject, profile. Out: the publication's row or nothing. */
 export const SELECT_PUBLICATION = 'SELECT * FROM publications WHERE subject_id = ? AND profile = ?';
@@ -29,3 +31,17 @@ export const DELETE_PUBLICATIONS_OF_SUBJECT = 'DELETE FROM publications WHERE su
 /** In: subject, a JSON array of profiles. Removes the subject's publications of those profiles. */
 export const DELETE_PUBLICATION_PROFILES = `
   DELETE FROM publications WHERE subject_id = ? AND profile IN (SELECT value FROM json_each(?))`;
+
+/** Values bound by `PUBLISH`. */
+export type PublishParams = Omit<PublicationRow, 'updated_at'> & { now: number };
+
+/** Prepares the statements of publications; the schema must be migrated first. */
+export function preparePublicationsStatements(db: SqliteDatabase) {
+  return {
+    selectPublication: db.prepare<[subjectId: string, profile: string], PublicationRow>(SELECT_PUBLICATION),
+    selectPublicationsOfSubject: db.prepare<[subjectId: string], PublicationRow>(SELECT_PUBLICATIONS_OF_SUBJECT),
+    deletePublicationsOfSubject: db.prepare<[subjectId: string]>(DELETE_PUBLICATIONS_OF_SUBJECT),
+    deletePublicationProfiles: db.prepare<[subjectId: string, profilesJson: string]>(DELETE_PUBLICATION_PROFILES),
+    publish: db.prepare<PublishParams>(PUBLISH),
+  };
+}

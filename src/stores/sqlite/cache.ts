@@ -1,5 +1,5 @@
 /**
- * The single-flight cache: `acquireCacheEntry` reads `(cache, key)` and, when nothing servable is
+ * The `cache` sub-port of the SQLite store, single flight: `acquire` reads `(cache, key)` and, when nothing servable is
  * fresh and no live builder holds it, makes the caller the builder with a fence from the job
  * fence sequence — all in the caller's BEGIN IMMEDIATE transaction, which holds the database
  * write lock from before the read until after the write. Of any number of callers in any number
@@ -7,7 +7,7 @@
  * that builder. The other operations end, renew or purge a build, each one statement fenced by
  * the builder token.
  */
-import type { CacheAcquireRequest, CacheAcquireResult, CacheCompleteRequest, CacheEntry, CacheFailRequest } from '../../core/ports/cache.ts';
+import type { CacheAcquireRequest, CacheAcquireResult, CacheCompleteRequest, CacheEntry, CacheFailRequest, CachePort } from '../../core/ports/cache.ts';
 import type { SqliteContext } from './context.ts';
 import { cacheEntryFromRow, toJson, type CacheEntryRow } from './rows.ts';
 
@@ -75,8 +75,8 @@ function takeFence(ctx: SqliteContext): number {
   return counter.value;
 }
 
-/** Single-flight entry point; see `Store.acquireCacheEntry`. */
-export function acquireCacheEntry(ctx: SqliteContext, request: CacheAcquireRequest): CacheAcquireResult {
+/** Single-flight entry point; see `CachePort.acquire`. */
+function acquireCacheEntry(ctx: SqliteContext, request: CacheAcquireRequest): CacheAcquireResult {
   const now = ctx.clock.now();
   const sql = ctx.sql();
   const row = sql.selectCacheEntry.get(request.cache, request.key);
@@ -93,13 +93,13 @@ export function acquireCacheEntry(ctx: SqliteContext, request: CacheAcquireReque
 }
 
 /** Reads `(cache, key)` without changing it; null when absent. */
-export function getCacheEntry(ctx: SqliteContext, cache: string, key: string): CacheEntry | null {
+function getCacheEntry(ctx: SqliteContext, cache: string, key: string): CacheEntry | null {
   const row = ctx.sql().selectCacheEntry.get(cache, key);
   return row ? cacheEntryFromRow(row) : null;
 }
 
 /** Stores the built value if `token` is still the builder token (even past its lease). */
-export function completeCacheEntry(ctx: SqliteContext, request: CacheCompleteRequest): boolean {
+function completeCacheEntry(ctx: SqliteContext, request: CacheCompleteRequest): boolean {
   const now = ctx.clock.now();
   const expiresAt = now + request.ttlMs;
   const { changes } = ctx.sql().completeCacheEntry.run({
@@ -118,7 +118,7 @@ export function completeCacheEntry(ctx: SqliteContext, request: CacheCompleteReq
  * Ends a build without a value if `token` is the builder token: a permanent failure leaves a
  * negative entry; a transient one removes a `building` entry or ends a revalidation (old value kept).
  */
-export function failCacheEntry(ctx: SqliteContext, request: CacheFailRequest): boolean {
+function failCacheEntry(ctx: SqliteContext, request: CacheFailRequest): boolean {
   const now = ctx.clock.now();
   const sql = ctx.sql();
   const { cache, key, token, negative } = request;
@@ -131,14 +131,26 @@ export function failCacheEntry(ctx: SqliteContext, request: CacheFailRequest): b
 }
 
 /** Extends the builder lease by `leaseMs` from now if `token` still holds a live lease. */
-export function renewCacheLease(ctx: SqliteContext, cache: string, key: string, token: string, leaseMs: number): boolean {
+function renewCacheLease(ctx: SqliteContext, cache: string, key: string, token: string, leaseMs: number): boolean {
   const now = ctx.clock.now();
   return ctx.sql().renewCacheLease.run({ cache, key, token, builder_until: now + leaseMs, now }).changes === 1;
 }
 
 /** Deletes the entries that can no longer be served (see `DELETE_EXPIRED_CACHE_ENTRIES`); returns how many. */
-export function deleteExpiredCacheEntries(ctx: SqliteContext, graceMs: number): number {
+function deleteExpiredCacheEntries(ctx: SqliteContext, graceMs: number): number {
   // A negative grace would purge builds whose lease has not expired yet.
   const grace = Math.max(0, graceMs);
   return ctx.sql().deleteExpiredCacheEntries.run({ now: ctx.clock.now(), grace_ms: grace }).changes;
+}
+
+/** The single-flight cache entries over `ctx`. */
+export function createCachePort(ctx: SqliteContext): CachePort {
+  return {
+    acquire: ctx.write((request) => acquireCacheEntry(ctx, request)),
+    get: ctx.read((cache, key) => getCacheEntry(ctx, cache, key)),
+    complete: ctx.write((request) => completeCacheEntry(ctx, request)),
+    fail: ctx.write((request) => failCacheEntry(ctx, request)),
+    renew: ctx.write((cache, key, token, leaseMs) => renewCacheLease(ctx, cache, key, token, leaseMs)),
+    deleteExpired: ctx.write((graceMs) => deleteExpiredCacheEntries(ctx, graceMs)),
+  };
 }

@@ -2,12 +2,13 @@
  * Lease-fenced commits for the memory store: `commit` applies a batch of completions and
  * failures in order, each checking its own lease first and changing nothing when refused.
  */
-import type { Job, Run, StageErrorRecord, StageRecord } from '../../core/model.ts';
-import { JobKind, JobState, RollbackStatus, RunStatus, StageStatus } from '../../core/model.ts';
-import type { CommitItem, CommitResult, CompleteStageRequest, FailStageRequest, FailureDecision, JobSpec } from '../../core/ports/jobs.ts';
-import { canTransition } from '../../core/run/transitions.ts';
-import { applyPublications } from './publications.ts';
-import type { LeaseCheck, MemoryState } from './state.ts';
+import type { Job, Run, StageErrorRecord, StageRecord } from '../../../core/model.ts';
+import { JobKind, JobState, RollbackStatus, RunStatus, StageStatus } from '../../../core/model.ts';
+import type { CommitItem, CommitResult, CompleteStageRequest, FailStageRequest, FailureDecision, JobSpec } from '../../../core/ports/jobs.ts';
+import { canTransition } from '../../../core/run/transitions.ts';
+import { applyPublications } from '../publications.ts';
+import { copy, ledgerEntry } from '../rows.ts';
+import type { LeaseCheck, MemoryState } from '../state.ts';
 
 /** The refusal a failed lease check turns into. */
 function refusal(check: Extract<LeaseCheck, { ok: false }>): CommitResult {
@@ -30,20 +31,11 @@ function completeStage(state: MemoryState, request: CompleteStageRequest, now: n
   const { job, run } = check;
 
   // The first completion of a key wins; a duplicate keeps the recorded outcome.
-  if (!state.ledger.has(job.idempotencyKey)) {
-    state.ledger.set(job.idempotencyKey, {
-      key: job.idempotencyKey,
-      runId: run.id,
-      stage: job.stage,
-      kind: job.kind,
-      output: structuredClone(request.output),
-      completedAt: now,
-    });
-  }
+  if (!state.ledger.has(job.idempotencyKey)) state.ledger.set(job.idempotencyKey, ledgerEntry(job, request.output, now));
   const record = state.stageRecord(run.id, job.stage);
   if (job.kind === JobKind.stage) {
     record.status = StageStatus.succeeded;
-    record.output = structuredClone(request.output);
+    record.output = copy(request.output);
     record.error = null;
     record.leaseOwner = null;
     record.leaseUntil = null;
@@ -97,23 +89,27 @@ interface FailedAttempt {
   error: StageErrorRecord;
 }
 
-/** Job dead, stage and run dead-lettered, optional compensation enqueued. */
-function applyDeadLetter(
-  state: MemoryState,
-  ctx: FailedAttempt,
-  rollback: JobSpec | null,
-  now: number,
-): void {
-  const { job, record, run, error } = ctx;
+/**
+ * The job dies, kept for inspection (and replay, for a dead letter); its stage record ends with
+ * `stageStatus`, or, for a compensation, its rollback is dead-lettered.
+ */
+function killJob(attempt: FailedAttempt, stageStatus: StageStatus, now: number): void {
+  const { job, record } = attempt;
   job.state = JobState.dead;
   if (job.kind === JobKind.stage) {
-    record.status = StageStatus.dead_lettered;
+    record.status = stageStatus;
     record.finishedAt = now;
   } else {
     record.rollbackStatus = RollbackStatus.dead_lettered;
   }
+}
+
+/** Job dead, stage and run dead-lettered, optional compensation enqueued. */
+function applyDeadLetter(state: MemoryState, attempt: FailedAttempt, rollback: JobSpec | null, now: number): void {
+  killJob(attempt, StageStatus.dead_lettered, now);
+  const { run } = attempt;
   run.status = RunStatus.dead_lettered;
-  run.error = error;
+  run.error = attempt.error;
   if (rollback !== null) enqueueRollback(state, run, rollback, now);
 }
 
@@ -122,16 +118,10 @@ function applyDeadLetter(
  * ends `failed`, or keeps its status while the compensation given runs (the last compensation
  * ends it `failed`).
  */
-function applyFail(state: MemoryState, ctx: FailedAttempt, rollback: JobSpec | null, now: number): void {
-  const { job, record, run, error } = ctx;
-  job.state = JobState.dead;
-  if (job.kind === JobKind.stage) {
-    record.status = StageStatus.failed;
-    record.finishedAt = now;
-  } else {
-    record.rollbackStatus = RollbackStatus.dead_lettered;
-  }
-  run.error = error;
+function applyFail(state: MemoryState, attempt: FailedAttempt, rollback: JobSpec | null, now: number): void {
+  killJob(attempt, StageStatus.failed, now);
+  const { run } = attempt;
+  run.error = attempt.error;
   if (rollback !== null) {
     enqueueRollback(state, run, rollback, now);
     return;
@@ -165,7 +155,6 @@ function failStage(state: MemoryState, request: FailStageRequest, now: number): 
   run.updatedAt = now;
   return { outcome: 'committed', runStatus: run.status };
 }
-
 
 /**
  * Applies the items in order at one instant (one transaction): each is fenced by its own lease,

@@ -3,17 +3,18 @@
  * supersession of older versions of the same subject, request by request. Every check that can
  * fail runs before the first write, so a rejected batch leaves the state untouched.
  */
-import { ErrorClass } from '../../core/errors.ts';
-import type { Run, StageErrorRecord, StageRecord } from '../../core/model.ts';
-import { RunStatus, StageStatus } from '../../core/model.ts';
-import type { SubmitRunRequest, SubmitRunResult } from '../../core/ports/jobs.ts';
-import { isTerminal } from '../../core/run/transitions.ts';
-import { assertSubmittable, idempotencyKeyReused } from '../shared/submit-checks.ts';
-import type { MemoryState } from './state.ts';
+import { ErrorClass } from '../../../core/errors.ts';
+import type { Run, StageErrorRecord } from '../../../core/model.ts';
+import { RunStatus } from '../../../core/model.ts';
+import type { SubmitRunRequest, SubmitRunResult } from '../../../core/ports/jobs.ts';
+import { isTerminal } from '../../../core/run/transitions.ts';
+import { assertSubmittable, idempotencyKeyReused } from '../../shared/submit-checks.ts';
+import { copy, newRun, pairKey, pendingStages } from '../rows.ts';
+import type { MemoryState } from '../state.ts';
 
 /** Submission idempotency keys are scoped to their pipeline. */
 function runKeyOf(pipeline: string, idempotencyKey: string): string {
-  return `${pipeline}\0${idempotencyKey}`;
+  return pairKey(pipeline, idempotencyKey);
 }
 
 /** The error recorded on a run that a newer version replaced. */
@@ -31,46 +32,6 @@ function sameSubjectRuns(state: MemoryState, run: Run): Run[] {
   return [...state.runs.values()].filter(
     (r) => r.id !== run.id && r.pipeline === run.pipeline && r.subjectId === run.subjectId && r.subjectVersion !== null,
   );
-}
-
-function newRun(state: MemoryState, request: SubmitRunRequest, now: number): Run {
-  return {
-    id: state.ids.next('run'),
-    pipeline: request.pipeline,
-    pipelineVersion: request.pipelineVersion,
-    status: RunStatus.queued,
-    currentStage: request.firstJob.stage,
-    input: structuredClone(request.input),
-    inputChecksum: request.inputChecksum,
-    idempotencyKey: request.idempotencyKey ?? null,
-    subjectId: request.subjectId ?? null,
-    subjectVersion: request.subjectVersion ?? null,
-    tenant: request.tenant ?? null,
-    traceId: request.traceId ?? null,
-    error: null,
-    createdAt: now,
-    updatedAt: now,
-    finishedAt: null,
-  };
-}
-
-function pendingStages(runId: string, stages: readonly string[]): StageRecord[] {
-  return stages.map((stage, index) => ({
-    runId,
-    stage,
-    index,
-    status: StageStatus.pending,
-    attempts: 0,
-    output: null,
-    error: null,
-    progress: null,
-    leaseOwner: null,
-    leaseUntil: null,
-    rollbackStatus: null,
-    startedAt: null,
-    finishedAt: null,
-    durationMs: null,
-  }));
 }
 
 /**
@@ -98,10 +59,10 @@ function assertKeysConsistent(state: MemoryState, requests: readonly SubmitRunRe
 function submitChecked(state: MemoryState, request: SubmitRunRequest, now: number): SubmitRunResult {
   if (request.idempotencyKey !== undefined) {
     const existing = state.runs.get(state.runKeys.get(runKeyOf(request.pipeline, request.idempotencyKey)) ?? '');
-    if (existing) return { run: structuredClone(existing), created: false };
+    if (existing) return { run: copy(existing), created: false };
   }
 
-  const run = newRun(state, request, now);
+  const run = newRun(state.ids.next('run'), request, now);
   state.runs.set(run.id, run);
   state.stages.set(run.id, pendingStages(run.id, request.stages));
   if (run.idempotencyKey !== null) state.runKeys.set(runKeyOf(run.pipeline, run.idempotencyKey), run.id);
@@ -112,7 +73,7 @@ function submitChecked(state: MemoryState, request: SubmitRunRequest, now: numbe
   if (newer) {
     // Born obsolete: recorded (so the submission is visible and idempotent) but never runs.
     state.endRun(run, RunStatus.superseded, supersededError(newer), now);
-    return { run: structuredClone(run), created: true };
+    return { run: copy(run), created: true };
   }
   for (const older of others) {
     if ((older.subjectVersion ?? 0) < version && !isTerminal(older.status)) {
@@ -120,10 +81,10 @@ function submitChecked(state: MemoryState, request: SubmitRunRequest, now: numbe
     }
   }
   state.enqueue(run, request.firstJob, now);
-  return { run: structuredClone(run), created: true };
+  return { run: copy(run), created: true };
 }
 
-/** Submits the requests in order, all or nothing (see `Store.submitRuns`); results in input order. */
+/** Submits the requests in order, all or nothing (see `JobsPort.submit`); results in input order. */
 export function submitRuns(state: MemoryState, requests: readonly SubmitRunRequest[]): SubmitRunResult[] {
   assertSubmittable(requests);
   assertKeysConsistent(state, requests);

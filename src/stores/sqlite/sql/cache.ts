@@ -1,9 +1,11 @@
 /**
- * The SQL of the SQLite store for the single-flight cache (`cache_entries`, migration 0003), as
- * named constants prepared once per connection by `statements.ts`. Each header says what goes in,
- * what comes out and the invariant it keeps. Every statement runs inside a BEGIN IMMEDIATE
- * transaction, so a read and the write that depends on it see the same row in every process.
+ * The SQL of the `cache` sub-port: the single-flight cache (`cache_entries`, migration 0003).
+ * Each header says what goes in, what comes out and the invariant it keeps. Every write runs
+ * inside a BEGIN IMMEDIATE transaction, so a read and the write that depends on it see the same
+ * row in every process.
  */
+import type { SqliteDatabase } from '../connection.ts';
+import type { CacheEntryRow } from '../rows.ts';
 
 /** The stored columns of `cache_entries`, in the order `CacheEntryRow` declares them (not `purge_at`). */
 const CACHE_ENTRY_COLUMNS =
@@ -15,7 +17,7 @@ export const SELECT_CACHE_ENTRY = `SELECT ${CACHE_ENTRY_COLUMNS} FROM cache_entr
 /**
  * In: every stored column, as the acquiring caller computed them from the row it read in the same
  * transaction (or from nothing). Writes the whole row: a new builder, a builder taking over, or a
- * revalidation of a stale value. The general write of `acquireCacheEntry`.
+ * revalidation of a stale value. The general write of `acquire`.
  */
 export const UPSERT_CACHE_ENTRY = `
   INSERT INTO cache_entries (${CACHE_ENTRY_COLUMNS})
@@ -79,3 +81,39 @@ export const RENEW_CACHE_LEASE = `
 export const DELETE_EXPIRED_CACHE_ENTRIES = `
   DELETE FROM cache_entries
   WHERE purge_at <= @now AND (status <> 'building' OR purge_at + @grace_ms < @now)`;
+
+/** Values bound by `COMPLETE_CACHE_ENTRY`. */
+export interface CompleteCacheParams {
+  cache: string;
+  key: string;
+  token: string;
+  value: string;
+  expires_at: number;
+  stale_until: number | null;
+  now: number;
+}
+
+/** Values bound by `FAIL_CACHE_ENTRY`. */
+export interface FailCacheParams {
+  cache: string;
+  key: string;
+  token: string;
+  error: string;
+  expires_at: number;
+  now: number;
+}
+
+/** Prepares the statements of the cache; the schema must be migrated first. */
+export function prepareCacheStatements(db: SqliteDatabase) {
+  type CacheKeyParams = [cache: string, key: string];
+  return {
+    selectCacheEntry: db.prepare<CacheKeyParams, CacheEntryRow>(SELECT_CACHE_ENTRY),
+    upsertCacheEntry: db.prepare<CacheEntryRow>(UPSERT_CACHE_ENTRY),
+    completeCacheEntry: db.prepare<CompleteCacheParams>(COMPLETE_CACHE_ENTRY),
+    failCacheEntry: db.prepare<FailCacheParams>(FAIL_CACHE_ENTRY),
+    deleteBuildingCacheEntry: db.prepare<[...CacheKeyParams, token: string]>(DELETE_BUILDING_CACHE_ENTRY),
+    releaseRevalidation: db.prepare<[now: number, ...CacheKeyParams, token: string]>(RELEASE_REVALIDATION),
+    renewCacheLease: db.prepare<{ cache: string; key: string; token: string; builder_until: number; now: number }>(RENEW_CACHE_LEASE),
+    deleteExpiredCacheEntries: db.prepare<{ now: number; grace_ms: number }>(DELETE_EXPIRED_CACHE_ENTRIES),
+  };
+}

@@ -1,11 +1,45 @@
 /**
- * Lease upkeep: heartbeats (`renewLeases`), graceful hand-back (`releaseJobs`) and the reaper
- * (`reapExpiredLeases`). Each call is one BEGIN IMMEDIATE transaction over all its jobs.
+ * Leases of the job path: the fence every job mutation passes first (`checkLease`), heartbeats
+ * (`renewLeases`), graceful hand-back (`releaseJobs`) and the reaper (`reapExpiredLeases`). Each
+ * runs inside the caller's BEGIN IMMEDIATE transaction, so a lease check cannot change before
+ * the writes that depend on it.
  */
-import type { LeaseRef, LeaseRenewal, LeaseStatus, ReapResult } from '../../core/ports/jobs.ts';
-import { checkLease } from './check-lease.ts';
-import type { SqliteContext } from './context.ts';
-import { toJson } from './rows.ts';
+import type { LeaseRef, LeaseRenewal, LeaseStatus, ReapResult } from '../../../core/ports/jobs.ts';
+import type { SqliteContext } from '../context.ts';
+import { toJson, type JobRow } from '../rows.ts';
+
+/** Why a lease was refused: `cancelled` when the run was cancelled or superseded meanwhile. */
+export type RefusalReason = 'lost' | 'cancelled';
+
+/** Outcome of checking a presented lease. */
+export type LeaseCheck = { ok: true; job: JobRow } | { ok: false; reason: RefusalReason };
+
+/** Why the lease on a job that no longer exists is refused (see retired_jobs). */
+function goneJobReason(ctx: SqliteContext, jobId: string): RefusalReason {
+  const status = ctx.sql().selectRetiredJobRunStatus.get(jobId)?.status;
+  return status === 'cancelled' || status === 'superseded' ? 'cancelled' : 'lost';
+}
+
+/**
+ * Why a lease that a fenced write just refused was refused: a job that is gone because its run
+ * was cancelled or superseded reads `cancelled`; every other refusal reads `lost`.
+ */
+export function refusalReason(ctx: SqliteContext, jobId: string): RefusalReason {
+  return ctx.sql().selectJob.get(jobId) ? 'lost' : goneJobReason(ctx, jobId);
+}
+
+/**
+ * Checks `lease` at `now`: it must name a job that is still `leased`, with the same token, and
+ * not expired. Returns the held job's row.
+ */
+export function checkLease(ctx: SqliteContext, lease: LeaseRef, now: number): LeaseCheck {
+  const job = ctx.sql().selectJob.get(lease.jobId);
+  if (!job) return { ok: false, reason: goneJobReason(ctx, lease.jobId) };
+  if (job.state !== 'leased' || job.lease_token !== lease.token || (job.lease_until ?? 0) <= now) {
+    return { ok: false, reason: 'lost' };
+  }
+  return { ok: true, job };
+}
 
 /** Extends each lease still held by the `leaseMs` granted at claim, in input order. */
 export function renewLeases(ctx: SqliteContext, renewals: readonly LeaseRenewal[]): LeaseStatus[] {

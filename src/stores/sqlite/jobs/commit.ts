@@ -7,16 +7,15 @@
  * row: the fenced delete returns what the ledger, the next job and the publications need, and the
  * run update returns the run's status.
  */
-import type { RunStatus, StageErrorRecord } from '../../core/model.ts';
-import type { CommitItem, CommitResult, CompleteStageRequest, FailStageRequest, JobSpec } from '../../core/ports/jobs.ts';
-import { canTransition } from '../../core/run/transitions.ts';
-import { checkLease, refusalReason, type RefusalReason } from './check-lease.ts';
-import type { SqliteContext } from './context.ts';
-import { enqueueJob, type JobOwner } from './enqueue-job.ts';
-import { applyPublications } from './publications.ts';
-import { toJson, type JobRow, type RunRow } from './rows.ts';
-import { requireRun, updateRun, type RunChanges } from './run-state.ts';
-import type { DeletedJobRow } from './statements.ts';
+import type { RunStatus, StageErrorRecord } from '../../../core/model.ts';
+import type { CommitItem, CommitResult, CompleteStageRequest, FailStageRequest, JobSpec } from '../../../core/ports/jobs.ts';
+import { canTransition } from '../../../core/run/transitions.ts';
+import type { SqliteContext } from '../context.ts';
+import { applyPublications } from '../publications.ts';
+import { toJson, type JobRow, type RunRow } from '../rows.ts';
+import { enqueueJob, requireRun, updateRun, type JobOwner, type RunChanges } from '../run-state.ts';
+import type { DeletedJobRow } from '../sql/jobs.ts';
+import { checkLease, refusalReason, type RefusalReason } from './leases.ts';
 
 /** The refusal a failed lease check turns into. */
 function refusal(reason: RefusalReason): CommitResult {

@@ -1,9 +1,10 @@
 /**
- * Read-only queries of the memory store: runs, jobs, queue stats, ledger.
+ * The `reads` sub-port of the memory store: runs, jobs, queue stats, ledger.
  */
 import type { Job, LedgerEntry, QueueStats, Run } from '../../core/model.ts';
 import { JobState } from '../../core/model.ts';
-import type { ListJobsQuery, ListRunsQuery, RunDetail } from '../../core/ports/reads.ts';
+import type { ListJobsQuery, ListRunsQuery, ReadsPort, RunDetail } from '../../core/ports/reads.ts';
+import type { MemoryContext } from './context.ts';
 import type { MemoryState } from './state.ts';
 
 /** Ids sort by creation time, so comparing them orders by age. */
@@ -12,7 +13,7 @@ function compareIds(a: string, b: string): number {
 }
 
 /** A run with its stage records in pipeline order, or null. */
-export function getRun(state: MemoryState, runId: string): RunDetail | null {
+function getRun(state: MemoryState, runId: string): RunDetail | null {
   const run = state.runs.get(runId);
   if (!run) return null;
   const stages = [...(state.stages.get(runId) ?? [])].sort((a, b) => a.index - b.index);
@@ -20,12 +21,12 @@ export function getRun(state: MemoryState, runId: string): RunDetail | null {
 }
 
 /** A job, or null (deleted or never existed). */
-export function getJob(state: MemoryState, jobId: string): Job | null {
+function getJob(state: MemoryState, jobId: string): Job | null {
   return state.jobs.get(jobId) ?? null;
 }
 
 /** Runs matching the filter, newest first. */
-export function listRuns(state: MemoryState, query: ListRunsQuery): Run[] {
+function listRuns(state: MemoryState, query: ListRunsQuery): Run[] {
   const { before } = query;
   return [...state.runs.values()]
     .filter(
@@ -40,7 +41,7 @@ export function listRuns(state: MemoryState, query: ListRunsQuery): Run[] {
 }
 
 /** Jobs matching the filter, oldest first. */
-export function listJobs(state: MemoryState, query: ListJobsQuery): Job[] {
+function listJobs(state: MemoryState, query: ListJobsQuery): Job[] {
   return [...state.jobs.values()]
     .filter(
       (j) =>
@@ -72,7 +73,7 @@ function countJob(stats: QueueStats, job: Job, now: number): void {
 }
 
 /** Every queue that has jobs or was paused (or resumed), by name. */
-export function queueStats(state: MemoryState): QueueStats[] {
+function queueStats(state: MemoryState): QueueStats[] {
   const now = state.clock.now();
   const byQueue = new Map<string, QueueStats>();
   const statsOf = (queue: string): QueueStats => {
@@ -89,6 +90,19 @@ export function queueStats(state: MemoryState): QueueStats[] {
 }
 
 /** Ledger entries of a run, in completion order. */
-export function readLedger(state: MemoryState, runId: string): LedgerEntry[] {
+function readLedger(state: MemoryState, runId: string): LedgerEntry[] {
   return [...state.ledger.values()].filter((e) => e.runId === runId);
+}
+
+/** The read-only views of the state. */
+export function createReadsPort(ctx: MemoryContext): ReadsPort {
+  const { state } = ctx;
+  return {
+    getRun: ctx.atomic((runId) => getRun(state, runId)),
+    listRuns: ctx.atomic((query) => listRuns(state, query)),
+    getJob: ctx.atomic((jobId) => getJob(state, jobId)),
+    listJobs: ctx.atomic((query) => listJobs(state, query)),
+    queueStats: ctx.atomic(() => queueStats(state)),
+    readLedger: ctx.atomic((runId) => readLedger(state, runId)),
+  };
 }

@@ -5,14 +5,13 @@
  * subject at once cannot both win, and a failing request rolls the whole batch back. Each
  * request reads what the requests before it wrote, through the same prepared statements.
  */
-import { ErrorClass } from '../../core/errors.ts';
-import type { StageErrorRecord } from '../../core/model.ts';
-import type { SubmitRunRequest, SubmitRunResult } from '../../core/ports/jobs.ts';
-import { assertSubmittable, idempotencyKeyReused } from '../shared/submit-checks.ts';
-import type { SqliteContext } from './context.ts';
-import { enqueueJob } from './enqueue-job.ts';
-import { runFromRow, toJson, type RunRow } from './rows.ts';
-import { endRun } from './run-state.ts';
+import { ErrorClass } from '../../../core/errors.ts';
+import type { StageErrorRecord } from '../../../core/model.ts';
+import type { SubmitRunRequest, SubmitRunResult } from '../../../core/ports/jobs.ts';
+import { assertSubmittable, idempotencyKeyReused } from '../../shared/submit-checks.ts';
+import type { SqliteContext } from '../context.ts';
+import { runFromRow, toJson, type RunRow } from '../rows.ts';
+import { endRun, enqueueJob } from '../run-state.ts';
 
 /** The error recorded on a run that a newer version replaced. */
 function supersededError(by: RunRow): StageErrorRecord {
@@ -94,7 +93,7 @@ function submitOne(ctx: SqliteContext, request: SubmitRunRequest, index: number,
 }
 
 /**
- * Submits the requests in order (see `Store.submitRuns`); runs inside the caller's
+ * Submits the requests in order (see `JobsPort.submit`); runs inside the caller's
  * transaction, which a throw rolls back whole. Results in input order.
  */
 export function submitRuns(ctx: SqliteContext, requests: readonly SubmitRunRequest[]): SubmitRunResult[] {

@@ -1,8 +1,9 @@
 /**
- * Remembered client requests (`Idempotency-Key`): the first request with `(scope, key)` is stored
- * once and never changed; later ones read it back and compare hashes themselves.
+ * The `requests` sub-port of the SQLite store, remembered client requests (`Idempotency-Key`):
+ * the first request with `(scope, key)` is stored once and never changed; later ones read it
+ * back and compare hashes themselves.
  */
-import type { RequestRecord } from '../../core/ports/requests.ts';
+import type { RequestRecord, RequestsPort } from '../../core/ports/requests.ts';
 import type { SqliteContext } from './context.ts';
 import { requestRecordFromRow, toJson } from './rows.ts';
 
@@ -11,7 +12,7 @@ import { requestRecordFromRow, toJson } from './rows.ts';
  * BEGIN IMMEDIATE transaction (so two processes cannot both create it), and returns the stored
  * record with whether this call created it.
  */
-export function rememberRequest(
+function rememberRequest(
   ctx: SqliteContext,
   record: Omit<RequestRecord, 'createdAt'>,
 ): { created: boolean; record: RequestRecord } {
@@ -29,7 +30,15 @@ export function rememberRequest(
 }
 
 /** The stored record of `(scope, key)`, or null. */
-export function getRequest(ctx: SqliteContext, scope: string, key: string): RequestRecord | null {
+function getRequest(ctx: SqliteContext, scope: string, key: string): RequestRecord | null {
   const row = ctx.sql().selectRequestRecord.get(scope, key);
   return row ? requestRecordFromRow(row) : null;
+}
+
+/** Remembered client requests over `ctx`. */
+export function createRequestsPort(ctx: SqliteContext): RequestsPort {
+  return {
+    remember: ctx.write((record) => rememberRequest(ctx, record)),
+    get: ctx.read((scope, key) => getRequest(ctx, scope, key)),
+  };
 }

@@ -1,11 +1,11 @@
 /**
- * The SQL of the SQLite store for `listReferencedArtifacts`: where artifact refs may sit, as
- * named constants prepared once per connection by `statements.ts`. Each returns one TEXT column
- * (read plucked) for `referenced-artifacts.ts` to scan with the shared pattern; SQLite has no
- * regular expressions of its own. `instr` (case-sensitive, unlike LIKE) skips values that
+ * The SQL of the `artifactRefs` sub-port: where artifact refs may sit. Each statement returns one
+ * TEXT column (read plucked) for `artifact-refs.ts` to scan with the shared pattern; SQLite has
+ * no regular expressions of its own. `instr` (case-sensitive, unlike LIKE) skips values that
  * cannot hold a ref without handing their text over.
  */
-import { REPLAYABLE_RUN_STATUSES } from '../shared/artifact-refs.ts';
+import { REPLAYABLE_RUN_STATUSES } from '../../shared/artifact-refs.ts';
+import type { SqliteDatabase } from '../connection.ts';
 
 /** `'queued', 'running', ...`: literals (fixed, from code), so the statement has no list parameter. */
 const REPLAYABLE = REPLAYABLE_RUN_STATUSES.map((status) => `'${status}'`).join(', ');
@@ -28,3 +28,13 @@ export const SELECT_REPLAYABLE_RUN_JSON = `
   UNION ALL
   SELECT s.output FROM runs AS r CROSS JOIN stage_records AS s ON s.run_id = r.id
   WHERE r.status IN (${REPLAYABLE}) AND instr(s.output, 'sha256:') > 0`;
+
+/** Prepares the statements of the artifact ref scan; the schema must be migrated first. */
+export function prepareArtifactRefsStatements(db: SqliteDatabase) {
+  // Plucked: each row is its one TEXT column.
+  return {
+    selectPublishedArtifactRefs: db.prepare<[], string>(SELECT_PUBLISHED_ARTIFACT_REFS).pluck(),
+    selectCacheValuesWithRefs: db.prepare<[], string>(SELECT_CACHE_VALUES_WITH_REFS).pluck(),
+    selectReplayableRunJson: db.prepare<[], string>(SELECT_REPLAYABLE_RUN_JSON).pluck(),
+  };
+}

@@ -1,15 +1,14 @@
 /**
- * `claimJobs`: the hot path. One BEGIN IMMEDIATE transaction reads the paused queues once, picks
+ * `claimJobs`: the hot path. One BEGIN IMMEDIATE transaction (opened by the caller) reads the paused queues once, picks
  * up to `limit` claimable jobs of each requested queue in claim order (one indexed query each),
  * takes one block of fences for all of them, leases each job, and loads the runs, succeeded
  * outputs and ledger hits of the whole batch with one query each (no per-job reads).
  */
-import type { JsonValue, Run } from '../../core/model.ts';
-import type { ClaimedJob, ClaimRequest } from '../../core/ports/jobs.ts';
-import type { SqliteContext } from './context.ts';
-import { MAX_PICK_LIMIT } from './job-queries.ts';
-import { fromJson, jobFromRow, jobRowFromValues, runFromRow, type JobRow, type RunRow } from './rows.ts';
-import type { LeaseJobParams } from './statements.ts';
+import type { JsonValue, Run } from '../../../core/model.ts';
+import type { ClaimedJob, ClaimRequest } from '../../../core/ports/jobs.ts';
+import type { SqliteContext } from '../context.ts';
+import { fromJson, jobFromRow, jobRowFromValues, runFromRow, type JobRow, type RunRow } from '../rows.ts';
+import { MAX_PICK_LIMIT, type LeaseJobParams } from '../sql/jobs.ts';
 
 /** A job chosen for a claim (its row as read), with the request it answers. */
 interface PickedJob {

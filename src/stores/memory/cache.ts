@@ -1,16 +1,14 @@
 /**
- * The single-flight cache of the memory store: one entry per `(cache, key)`, a builder lease
- * fenced from the state's fence sequence, stale-while-revalidate and negative entries. Every
- * function is one synchronous step on the state, so "exactly one builder" holds by construction.
+ * The `cache` sub-port of the memory store, single flight: one entry per `(cache, key)`, a
+ * builder lease fenced from the state's fence sequence, stale-while-revalidate and negative
+ * entries. Every function is one synchronous step on the state, so "exactly one builder" holds
+ * by construction.
  */
-import type { CacheAcquireRequest, CacheAcquireResult, CacheCompleteRequest, CacheEntry, CacheFailRequest } from '../../core/ports/cache.ts';
+import type { CacheAcquireRequest, CacheAcquireResult, CacheCompleteRequest, CacheEntry, CacheFailRequest, CachePort } from '../../core/ports/cache.ts';
 import { CacheEntryStatus } from '../../core/ports/cache.ts';
-import type { MemoryState } from './state.ts';
-
-/** Map key of `(cache, key)`; NUL cannot clash with names on either side. */
-function entryId(cache: string, key: string): string {
-  return `${cache}\0${key}`;
-}
+import type { MemoryContext } from './context.ts';
+import { copy, newCacheEntry, pairKey } from './rows.ts';
+import { deleteWhere, type MemoryState } from './state.ts';
 
 /** A builder lease is live while its deadline is ahead (expired at `builderUntil`, like job leases). */
 function hasLiveBuilder(entry: CacheEntry, now: number): boolean {
@@ -64,25 +62,12 @@ function acquireReady(state: MemoryState, entry: CacheEntry, request: CacheAcqui
 }
 
 /** Reads `(cache, key)` and makes the caller the builder when nothing is servable and nobody builds. */
-export function acquireCacheEntry(state: MemoryState, request: CacheAcquireRequest): CacheAcquireResult {
+function acquireCacheEntry(state: MemoryState, request: CacheAcquireRequest): CacheAcquireResult {
   const now = state.clock.now();
-  const id = entryId(request.cache, request.key);
+  const id = pairKey(request.cache, request.key);
   const entry = state.cacheEntries.get(id);
   if (!entry) {
-    const created: CacheEntry = {
-      cache: request.cache,
-      key: request.key,
-      status: CacheEntryStatus.Building,
-      value: null,
-      error: null,
-      builderOwner: null,
-      builderToken: null,
-      builderFence: null,
-      builderUntil: null,
-      expiresAt: null,
-      staleUntil: null,
-      updatedAt: now,
-    };
+    const created = newCacheEntry(request, now);
     takeBuilderLease(state, created, request, now);
     state.cacheEntries.set(id, created);
     return { state: 'build', entry: created };
@@ -99,8 +84,8 @@ export function acquireCacheEntry(state: MemoryState, request: CacheAcquireReque
 }
 
 /** Reads `(cache, key)` without changing it. */
-export function getCacheEntry(state: MemoryState, cache: string, key: string): CacheEntry | null {
-  return state.cacheEntries.get(entryId(cache, key)) ?? null;
+function getCacheEntry(state: MemoryState, cache: string, key: string): CacheEntry | null {
+  return state.cacheEntries.get(pairKey(cache, key)) ?? null;
 }
 
 /**
@@ -108,17 +93,17 @@ export function getCacheEntry(state: MemoryState, cache: string, key: string): C
  * checked: a late builder still owns the entry until somebody takes it over (which changes the token).
  */
 function heldBy(state: MemoryState, cache: string, key: string, token: string): CacheEntry | undefined {
-  const entry = state.cacheEntries.get(entryId(cache, key));
+  const entry = state.cacheEntries.get(pairKey(cache, key));
   return entry !== undefined && entry.builderToken !== null && entry.builderToken === token ? entry : undefined;
 }
 
 /** Stores the built value if `token` is still the builder. */
-export function completeCacheEntry(state: MemoryState, request: CacheCompleteRequest): boolean {
+function completeCacheEntry(state: MemoryState, request: CacheCompleteRequest): boolean {
   const entry = heldBy(state, request.cache, request.key, request.token);
   if (!entry) return false;
   const now = state.clock.now();
   entry.status = CacheEntryStatus.Ready;
-  entry.value = structuredClone(request.value);
+  entry.value = copy(request.value);
   entry.error = null;
   clearBuilderLease(entry);
   entry.expiresAt = now + request.ttlMs;
@@ -128,7 +113,7 @@ export function completeCacheEntry(state: MemoryState, request: CacheCompleteReq
 }
 
 /** Ends a build without a value: a negative entry, or the lease released. */
-export function failCacheEntry(state: MemoryState, request: CacheFailRequest): boolean {
+function failCacheEntry(state: MemoryState, request: CacheFailRequest): boolean {
   const entry = heldBy(state, request.cache, request.key, request.token);
   if (!entry) return false;
   const now = state.clock.now();
@@ -137,19 +122,19 @@ export function failCacheEntry(state: MemoryState, request: CacheFailRequest): b
   if (request.negative) {
     entry.status = CacheEntryStatus.Failed;
     entry.value = null;
-    entry.error = structuredClone(request.negative.error);
+    entry.error = copy(request.negative.error);
     entry.expiresAt = now + request.negative.ttlMs;
     entry.staleUntil = null;
   } else if (entry.status === CacheEntryStatus.Building) {
     // Nothing to keep: the next caller builds afresh.
-    state.cacheEntries.delete(entryId(entry.cache, entry.key));
+    state.cacheEntries.delete(pairKey(entry.cache, entry.key));
   }
   // A revalidated `ready` entry keeps its old value and expiry; the next stale caller revalidates.
   return true;
 }
 
 /** Extends the builder lease if `token` is still the builder (see {@link heldBy}). */
-export function renewCacheLease(state: MemoryState, cache: string, key: string, token: string, leaseMs: number): boolean {
+function renewCacheLease(state: MemoryState, cache: string, key: string, token: string, leaseMs: number): boolean {
   const entry = heldBy(state, cache, key, token);
   if (!entry) return false;
   const now = state.clock.now();
@@ -171,13 +156,20 @@ function isUnservable(entry: CacheEntry, now: number, graceMs: number): boolean 
 }
 
 /** Deletes entries that can no longer be served; returns how many. */
-export function deleteExpiredCacheEntries(state: MemoryState, graceMs: number): number {
+function deleteExpiredCacheEntries(state: MemoryState, graceMs: number): number {
   const now = state.clock.now();
-  let deleted = 0;
-  for (const [id, entry] of state.cacheEntries) {
-    if (!isUnservable(entry, now, graceMs)) continue;
-    state.cacheEntries.delete(id);
-    deleted += 1;
-  }
-  return deleted;
+  return deleteWhere(state.cacheEntries, (entry) => isUnservable(entry, now, graceMs));
+}
+
+/** The single-flight cache entries of the state. */
+export function createCachePort(ctx: MemoryContext): CachePort {
+  const { state } = ctx;
+  return {
+    acquire: ctx.atomic((request) => acquireCacheEntry(state, request)),
+    get: ctx.atomic((cache, key) => getCacheEntry(state, cache, key)),
+    complete: ctx.atomic((request) => completeCacheEntry(state, request)),
+    fail: ctx.atomic((request) => failCacheEntry(state, request)),
+    renew: ctx.atomic((cache, key, token, leaseMs) => renewCacheLease(state, cache, key, token, leaseMs)),
+    deleteExpired: ctx.atomic((graceMs) => deleteExpiredCacheEntries(state, graceMs)),
+  };
 }

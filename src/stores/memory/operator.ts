@@ -1,11 +1,13 @@
 /**
- * Operator actions for the memory store: cancel, resume, replay, pause and drain. Run moves
- * go through the core transition table so illegal ones raise `INVALID_TRANSITION`.
+ * The `operator` sub-port of the memory store: cancel, resume, replay, pause and drain. Run
+ * moves go through the core transition table so illegal ones raise `INVALID_TRANSITION`.
  */
 import { ConflictError, ErrorClass, NotFoundError } from '../../core/errors.ts';
 import type { Job, Run, StageErrorRecord } from '../../core/model.ts';
 import { JobKind, JobState, RunStatus, StageStatus } from '../../core/model.ts';
+import type { OperatorPort } from '../../core/ports/operator.ts';
 import { assertReplayable, assertTransition, isTerminal } from '../../core/run/transitions.ts';
+import type { MemoryContext } from './context.ts';
 import type { MemoryState } from './state.ts';
 
 /** The error a cancelled run carries. */
@@ -26,7 +28,7 @@ function restartJob(state: MemoryState, job: Job, run: Run, now: number): void {
 }
 
 /** Cancels a run that has not ended; its jobs are deleted and unfinished stages skipped. */
-export function cancelRun(state: MemoryState, runId: string, reason: string): Run {
+function cancelRun(state: MemoryState, runId: string, reason: string): Run {
   const now = state.clock.now();
   const run = state.requireRun(runId);
   assertTransition(run.id, run.status, RunStatus.cancelled);
@@ -35,7 +37,7 @@ export function cancelRun(state: MemoryState, runId: string, reason: string): Ru
 }
 
 /** Parked run -> running; its parked job -> ready now with `attempt = 0`. */
-export function resumeRun(state: MemoryState, runId: string): Run {
+function resumeRun(state: MemoryState, runId: string): Run {
   const now = state.clock.now();
   const run = state.requireRun(runId);
   const job = state.jobsOfRun(run.id).find((j) => j.state === JobState.parked);
@@ -54,7 +56,7 @@ export function resumeRun(state: MemoryState, runId: string): Run {
  * Dead job of a dead-lettered run -> ready now with `attempt = 0`; its run `running` again with
  * no error. A run that failed permanently or was compensated is not replayed.
  */
-export function replayJob(state: MemoryState, jobId: string): Job {
+function replayJob(state: MemoryState, jobId: string): Job {
   const now = state.clock.now();
   const job = state.jobs.get(jobId);
   if (!job) throw new NotFoundError('job', jobId);
@@ -77,13 +79,13 @@ export function replayJob(state: MemoryState, jobId: string): Job {
 }
 
 /** Pauses or resumes a queue; a resumed queue gets a wake hint. */
-export function setQueuePaused(state: MemoryState, queue: string, paused: boolean): void {
+function setQueuePaused(state: MemoryState, queue: string, paused: boolean): void {
   state.queuePaused.set(queue, paused);
   if (!paused) state.pendingWakes.add(queue);
 }
 
 /** Removes the queue's ready jobs and cancels their runs; leased jobs are left to finish. */
-export function drainQueue(state: MemoryState, queue: string): number {
+function drainQueue(state: MemoryState, queue: string): number {
   const now = state.clock.now();
   const ready = [...state.jobs.values()].filter((j) => j.queue === queue && j.state === JobState.ready);
   for (const job of ready) {
@@ -93,4 +95,16 @@ export function drainQueue(state: MemoryState, queue: string): number {
     if (!isTerminal(run.status)) state.endRun(run, RunStatus.cancelled, cancelledError('queue drained'), now);
   }
   return ready.length;
+}
+
+/** The operator actions on the state. */
+export function createOperatorPort(ctx: MemoryContext): OperatorPort {
+  const { state } = ctx;
+  return {
+    cancelRun: ctx.atomic((runId, reason) => cancelRun(state, runId, reason)),
+    resumeRun: ctx.atomic((runId) => resumeRun(state, runId)),
+    replayJob: ctx.atomic((jobId) => replayJob(state, jobId)),
+    setQueuePaused: ctx.atomic((queue, paused) => setQueuePaused(state, queue, paused)),
+    drainQueue: ctx.atomic((queue) => drainQueue(state, queue)),
+  };
 }

@@ -1,0 +1,148 @@
+/**
+ * The records the memory state holds, and how they come in and go out: each is made here from
+ * the request that creates it, and every value crosses the store's edge as a deep copy
+ * ({@link copy}), so the state never shares an object with a caller in either direction.
+ */
+import type { Job, JsonValue, LedgerEntry, Run, StageRecord } from '../../core/model.ts';
+import { JobState, RunStatus, StageStatus } from '../../core/model.ts';
+import type { CacheAcquireRequest, CacheEntry } from '../../core/ports/cache.ts';
+import { CacheEntryStatus } from '../../core/ports/cache.ts';
+import type { JobSpec, SubmitRunRequest } from '../../core/ports/jobs.ts';
+import type { Publication, PublicationRequest } from '../../core/ports/publications.ts';
+import type { RequestRecord } from '../../core/ports/requests.ts';
+
+/**
+ * A deep copy of a value going into or out of the state: results are copied once per call (see
+ * `context.ts`), values a caller hands in are copied before they are kept.
+ */
+export function copy<T>(value: T): T {
+  return structuredClone(value);
+}
+
+/** Map key of a pair of names; NUL cannot clash with names on either side. */
+export function pairKey(first: string, second: string): string {
+  return `${first}\0${second}`;
+}
+
+/** A new `queued` run for `request`, at its first stage. */
+export function newRun(id: string, request: SubmitRunRequest, now: number): Run {
+  return {
+    id,
+    pipeline: request.pipeline,
+    pipelineVersion: request.pipelineVersion,
+    status: RunStatus.queued,
+    currentStage: request.firstJob.stage,
+    input: copy(request.input),
+    inputChecksum: request.inputChecksum,
+    idempotencyKey: request.idempotencyKey ?? null,
+    subjectId: request.subjectId ?? null,
+    subjectVersion: request.subjectVersion ?? null,
+    tenant: request.tenant ?? null,
+    traceId: request.traceId ?? null,
+    error: null,
+    createdAt: now,
+    updatedAt: now,
+    finishedAt: null,
+  };
+}
+
+/** One `pending` stage record per stage, in pipeline order. */
+export function pendingStages(runId: string, stages: readonly string[]): StageRecord[] {
+  return stages.map((stage, index) => ({
+    runId,
+    stage,
+    index,
+    status: StageStatus.pending,
+    attempts: 0,
+    output: null,
+    error: null,
+    progress: null,
+    leaseOwner: null,
+    leaseUntil: null,
+    rollbackStatus: null,
+    startedAt: null,
+    finishedAt: null,
+    durationMs: null,
+  }));
+}
+
+/** A new `ready` job of `run` for `spec`, never attempted, enqueued at `now`. */
+export function newJob(id: string, run: Run, spec: JobSpec, idempotencyKey: string, now: number, availableAt: number): Job {
+  return {
+    id,
+    runId: run.id,
+    pipeline: run.pipeline,
+    stage: spec.stage,
+    queue: spec.queue,
+    kind: spec.kind,
+    state: JobState.ready,
+    idempotencyKey,
+    attempt: 0,
+    maxAttempts: spec.maxAttempts,
+    priority: spec.priority,
+    availableAt,
+    enqueuedAt: now,
+    tenant: run.tenant,
+    traceId: run.traceId,
+    leaseOwner: null,
+    leaseToken: null,
+    fence: null,
+    leaseUntil: null,
+    leaseMs: null,
+    redeliveries: 0,
+    lastError: null,
+  };
+}
+
+/** The ledger entry of a job's first completion. */
+export function ledgerEntry(job: Job, output: JsonValue, now: number): LedgerEntry {
+  return {
+    key: job.idempotencyKey,
+    runId: job.runId,
+    stage: job.stage,
+    kind: job.kind,
+    output: copy(output),
+    completedAt: now,
+  };
+}
+
+/** A new `building` cache entry for `request`, with no builder yet (the caller takes the lease). */
+export function newCacheEntry(request: CacheAcquireRequest, now: number): CacheEntry {
+  return {
+    cache: request.cache,
+    key: request.key,
+    status: CacheEntryStatus.Building,
+    value: null,
+    error: null,
+    builderOwner: null,
+    builderToken: null,
+    builderFence: null,
+    builderUntil: null,
+    expiresAt: null,
+    staleUntil: null,
+    updatedAt: now,
+  };
+}
+
+/** The publication `request` sets, fenced by the committing job's lease `fence`. */
+export function publicationOf(request: PublicationRequest, fence: number, now: number): Publication {
+  return {
+    subjectId: request.subjectId,
+    profile: request.profile,
+    artifactRef: request.artifactRef,
+    subjectVersion: request.subjectVersion,
+    fence,
+    updatedAt: now,
+  };
+}
+
+/** The remembered request `record`, stamped with the state's clock. */
+export function newRequestRecord(record: Omit<RequestRecord, 'createdAt'>, now: number): RequestRecord {
+  return {
+    scope: record.scope,
+    key: record.key,
+    requestHash: record.requestHash,
+    value: copy(record.value),
+    createdAt: now,
+  };
+}

@@ -1,0 +1,377 @@
+/**
+ * The SQL of the `jobs` sub-port: runs, stage records, jobs, retired jobs, the ledger and fences
+ * as the job path (submit, claim, renew, commit, release, reap) and the run moves it shares with
+ * the operator read and write them. Each header says what goes in, what comes out and the
+ * invariant it keeps; the indexes they rely on are described in migration 0001.
+ */
+import type { JobKind, JobState, RollbackStatus, RunStatus, StageStatus } from '../../../core/model.ts';
+import { preparedPerValue, type SqliteDatabase } from '../connection.ts';
+import { JOB_COLUMNS, type JobRow, type RunRow, type StageRow } from '../rows.ts';
+
+// ---------------------------------------------------------------- runs
+
+/** In: id. Out: the run row or nothing. */
+export const SELECT_RUN = 'SELECT * FROM runs WHERE id = ?';
+
+/** In: pipeline, idempotency key. Out: the run submitted with that key (unique per pipeline). */
+export const SELECT_RUN_BY_IDEMPOTENCY_KEY = 'SELECT * FROM runs WHERE pipeline = ? AND idempotency_key = ?';
+
+/** In: a JSON array of run ids. Out: those runs (any order). */
+export const SELECT_RUNS_BY_IDS = 'SELECT * FROM runs WHERE id IN (SELECT value FROM json_each(?))';
+
+/**
+ * In: pipeline, subject, version. Out: the run of the highest version above `version`, if any
+ * (whatever its status: a newer version that already ended still makes this one obsolete).
+ */
+export const SELECT_NEWER_SUBJECT_RUN = `
+  SELECT * FROM runs
+  WHERE pipeline = ? AND subject_id = ? AND subject_version > ?
+  ORDER BY subject_version DESC LIMIT 1`;
+
+/** In: pipeline, subject, version. Out: runs of lower versions that have not ended. */
+export const SELECT_OLDER_LIVE_SUBJECT_RUNS = `
+  SELECT * FROM runs
+  WHERE pipeline = ? AND subject_id = ? AND subject_version < ?
+    AND status NOT IN ('succeeded', 'failed', 'cancelled', 'superseded')`;
+
+/** In: every column of a run as named parameters. */
+export const INSERT_RUN = `
+  INSERT INTO runs (id, pipeline, pipeline_version, status, current_stage, input, input_checksum,
+    idempotency_key, subject_id, subject_version, tenant, trace_id, error, created_at, updated_at, finished_at)
+  VALUES (@id, @pipeline, @pipeline_version, @status, @current_stage, @input, @input_checksum,
+    @idempotency_key, @subject_id, @subject_version, @tenant, @trace_id, @error, @created_at, @updated_at, @finished_at)`;
+
+/**
+ * In: id and the run's new mutable state, computed in TypeScript from the row read in the same
+ * transaction. The general write, for the less frequent moves (failures, operator actions).
+ */
+export const UPDATE_RUN_STATE = `
+  UPDATE runs SET status = @status, current_stage = @current_stage, error = @error,
+    finished_at = @finished_at, updated_at = @updated_at
+  WHERE id = @id`;
+
+/**
+ * In: id, stage, now. Out: the run's status. A completion moved the run on to `stage`; the status
+ * is not assigned, so runs_status is not rewritten on every transition.
+ */
+export const MOVE_RUN_TO_STAGE = 'UPDATE runs SET current_stage = @stage, updated_at = @now WHERE id = @id RETURNING status';
+
+/** In: id, now. Out: the run's status. A completion enqueued a compensation; the run stays put. */
+export const TOUCH_RUN = 'UPDATE runs SET updated_at = @now WHERE id = @id RETURNING status';
+
+/** In: id, final status (succeeded | failed), now. The last completion ends the run. */
+export const FINISH_RUN = `
+  UPDATE runs SET status = @status, current_stage = NULL, finished_at = @now, updated_at = @now
+  WHERE id = @id`;
+
+/** In: now, id. A queued run becomes running at its first claim; other statuses are left alone. */
+export const MARK_RUN_RUNNING = "UPDATE runs SET status = 'running', updated_at = ? WHERE id = ? AND status = 'queued'";
+
+// ---------------------------------------------------------------- stage records
+
+/**
+ * In: (run id, stage, index) for each of `count` stages. New `pending` stage records, in one
+ * statement per submission; prepared once per stage count.
+ */
+export function insertStagesSql(count: number): string {
+  if (!Number.isSafeInteger(count) || count < 1) throw new RangeError(`stage count must be a positive integer, got ${count}`);
+  const rows = Array.from({ length: count }, () => "(?, ?, ?, 'pending')").join(', ');
+  return `INSERT INTO stage_records (run_id, stage, stage_index, status) VALUES ${rows}`;
+}
+
+/** In: a JSON array of run ids. Out: (run, stage, output) of their succeeded stages. */
+export const SELECT_SUCCEEDED_OUTPUTS = `
+  SELECT run_id, stage, output FROM stage_records
+  WHERE run_id IN (SELECT value FROM json_each(?)) AND status = 'succeeded'`;
+
+/** In: run id, stage, owner, lease end, now. A claimed stage job's record: running, one more attempt. */
+export const CLAIM_STAGE = `
+  UPDATE stage_records SET status = 'running', attempts = attempts + 1, lease_owner = @owner,
+    lease_until = @lease_until, started_at = COALESCE(started_at, @now)
+  WHERE run_id = @run_id AND stage = @stage`;
+
+/**
+ * In: lease end, set_progress (0/1), progress JSON, run id, stage. Mirrors a renewed lease and
+ * records the progress marker when one was sent (a JSON `null` marker is stored as 'null').
+ */
+export const RENEW_STAGE = `
+  UPDATE stage_records SET lease_until = @lease_until,
+    progress = CASE WHEN @set_progress = 1 THEN @progress ELSE progress END
+  WHERE run_id = @run_id AND stage = @stage`;
+
+/** In: output, now, duration, run id, stage. The stage's success; a stale error is cleared. */
+export const SUCCEED_STAGE = `
+  UPDATE stage_records SET status = 'succeeded', output = @output, error = NULL, lease_owner = NULL,
+    lease_until = NULL, finished_at = @now, duration_ms = @duration_ms
+  WHERE run_id = @run_id AND stage = @stage`;
+
+/** In: status (failed | dead_lettered), error, duration, finished_at (NULL = keep), run id, stage. */
+export const FAIL_STAGE = `
+  UPDATE stage_records SET status = @status, error = @error, duration_ms = @duration_ms,
+    lease_owner = NULL, lease_until = NULL, finished_at = COALESCE(@finished_at, finished_at)
+  WHERE run_id = @run_id AND stage = @stage`;
+
+/** In: rollback status, run id, stage. */
+export const SET_ROLLBACK_STATUS = 'UPDATE stage_records SET rollback_status = ? WHERE run_id = ? AND stage = ?';
+
+/** In: run id, stage. A handed-back claim: pending again and the attempt not counted. */
+export const RELEASE_STAGE = `
+  UPDATE stage_records SET status = 'pending', attempts = MAX(0, attempts - 1), lease_owner = NULL, lease_until = NULL
+  WHERE run_id = ? AND stage = ?`;
+
+/** In: run id, stage. The lease on the record ended (expired and reaped). */
+export const CLEAR_STAGE_LEASE = 'UPDATE stage_records SET lease_owner = NULL, lease_until = NULL WHERE run_id = ? AND stage = ?';
+
+/** In: run id. When a run ends early every stage that had not succeeded is `skipped`. */
+export const SKIP_UNFINISHED_STAGES = `
+  UPDATE stage_records SET status = 'skipped', lease_owner = NULL, lease_until = NULL
+  WHERE run_id = ? AND status <> 'succeeded'`;
+
+// ---------------------------------------------------------------- jobs
+
+/**
+ * In: every column of a new job. Changes one row, or none when a live job with the same
+ * idempotency key exists (jobs_run_key, dead_slot = ''): duplicate enqueues collapse. (No
+ * RETURNING: the change count says the same and costs less.)
+ */
+export const INSERT_JOB = `
+  INSERT INTO jobs (id, run_id, pipeline, stage, queue, kind, state, idempotency_key, attempt, max_attempts,
+    priority, available_at, enqueued_at, tenant, trace_id)
+  VALUES (@id, @run_id, @pipeline, @stage, @queue, @kind, 'ready', @idempotency_key, 0, @max_attempts,
+    @priority, @available_at, @enqueued_at, @tenant, @trace_id)
+  ON CONFLICT DO NOTHING`;
+
+/** In: id. Out: the job row or nothing. */
+export const SELECT_JOB = 'SELECT * FROM jobs WHERE id = ?';
+
+/** Largest `limit` one claim statement takes; a larger request gets at most this many jobs. */
+export const MAX_PICK_LIMIT = 1000;
+
+/**
+ * In: queue, now. Out: up to `limit` claimable jobs, every column in {@link JOB_COLUMNS} order
+ * (read raw: the claim builds its jobs from these rows instead of a RETURNING *), in claim order
+ * (priority, available_at, id): ready and due (jobs_ready, which holds ready jobs only), or
+ * leased with an expired lease (jobs_lease_expiry, usually empty). Each branch stops at `limit`,
+ * so the cost does not grow with queue depth. `limit` is a literal, prepared once per value: a
+ * bound LIMIT makes SQLite re-plan the statement on every call.
+ */
+export function pickClaimableSql(limit: number): string {
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PICK_LIMIT) {
+    throw new RangeError(`claim limit must be an integer in 1..${MAX_PICK_LIMIT}, got ${limit}`);
+  }
+  return `
+  SELECT ${JOB_COLUMNS} FROM (
+    SELECT * FROM (
+      SELECT * FROM jobs
+      WHERE queue = @queue AND state = 'ready' AND available_at <= @now
+      ORDER BY priority, available_at, id LIMIT ${limit})
+    UNION ALL
+    SELECT * FROM (
+      SELECT * FROM jobs
+      WHERE state = 'leased' AND lease_until <= @now AND queue = @queue
+      ORDER BY priority, available_at, id LIMIT ${limit}))
+  ORDER BY priority, available_at, id LIMIT ${limit}`;
+}
+
+/**
+ * In: id and the lease as the claim computed it from the picked row (attempt + 1, redeliveries
+ * + 1 when taking over an expired lease, owner, token, fence, lease end and length).
+ */
+export const LEASE_JOB = `
+  UPDATE jobs SET state = 'leased', attempt = @attempt, redeliveries = @redeliveries,
+    lease_owner = @owner, lease_token = @token, fence = @fence, lease_until = @lease_until, lease_ms = @lease_ms
+  WHERE id = @id`;
+
+/** In: lease end, id. */
+export const RENEW_JOB = 'UPDATE jobs SET lease_until = ? WHERE id = ?';
+
+/**
+ * In: id, token, now. Out: what the next job, the ledger and the item's publications (the lease
+ * fence) need from the job, when the lease is held (token matches, `leased`, not expired) — and
+ * then the job is gone. Nothing when the lease is refused, and nothing changed: the fence check
+ * and the delete are one statement.
+ */
+export const DELETE_LEASED_JOB = `
+  DELETE FROM jobs WHERE id = @id AND lease_token = @token AND state = 'leased' AND lease_until > @now
+  RETURNING run_id, pipeline, stage, kind, idempotency_key, tenant, trace_id, fence`;
+
+/**
+ * In: id, new state (ready | parked | dead), available_at, attempt, last error. The job leaves
+ * its lease (or its parked/dead state); every lease field is cleared so no token matches again.
+ * dead_slot follows the state (see migration 0001).
+ */
+export const UNLEASE_JOB = `
+  UPDATE jobs SET state = @state, available_at = @available_at, attempt = @attempt, last_error = @last_error,
+    dead_slot = CASE WHEN @state = 'dead' THEN id ELSE '' END,
+    lease_owner = NULL, lease_token = NULL, fence = NULL, lease_until = NULL, lease_ms = NULL
+  WHERE id = @id`;
+
+/** In: now. Out: the jobs whose lease expired, now ready again with one more redelivery. */
+export const REAP_EXPIRED = `
+  UPDATE jobs SET state = 'ready', redeliveries = redeliveries + 1,
+    lease_owner = NULL, lease_token = NULL, fence = NULL, lease_until = NULL, lease_ms = NULL
+  WHERE state = 'leased' AND lease_until <= ?
+  RETURNING run_id, stage, kind, queue`;
+
+/** In: now, run id. Remembers the run's jobs before they are deleted (see retired_jobs). */
+export const RETIRE_JOBS_OF_RUN = `
+  INSERT INTO retired_jobs (job_id, run_id, retired_at) SELECT id, run_id, ? FROM jobs WHERE run_id = ?
+  ON CONFLICT DO NOTHING`;
+
+/** In: run id. */
+export const DELETE_JOBS_OF_RUN = 'DELETE FROM jobs WHERE run_id = ?';
+
+/** In: job id. Out: the status of the run of a retired (deleted) job. */
+export const SELECT_RETIRED_JOB_RUN_STATUS = `
+  SELECT r.status FROM retired_jobs t JOIN runs r ON r.id = t.run_id WHERE t.job_id = ?`;
+
+// ---------------------------------------------------------------- ledger, paused queues, fences
+
+/**
+ * In: run id, key, stage, kind, output, now. The first completion of a key wins (ON CONFLICT DO
+ * NOTHING); `seq` is the run's entry count so far, i.e. the entry's place in completion order.
+ */
+export const INSERT_LEDGER = `
+  INSERT INTO ledger (run_id, key, seq, stage, kind, output, completed_at)
+  VALUES (@run_id, @key, (SELECT count(*) FROM ledger WHERE run_id = @run_id), @stage, @kind, @output, @now)
+  ON CONFLICT DO NOTHING`;
+
+/**
+ * In: a JSON array of [run id, key] pairs. Out: (key, output) of those already in the ledger,
+ * each found by its primary key.
+ */
+export const SELECT_LEDGER_OUTPUTS = `
+  SELECT l.key, l.output FROM json_each(?) AS j
+  JOIN ledger AS l ON l.run_id = j.value ->> 0 AND l.key = j.value ->> 1`;
+
+/** Out: the queues an operator paused (a claim reads them once per transaction). */
+export const SELECT_PAUSED_QUEUES = 'SELECT name FROM queues WHERE paused = 1';
+
+/**
+ * In: n. Out: the counter after taking n fences; the caller owns (value - n, value]. Runs inside
+ * the caller's BEGIN IMMEDIATE transaction, so fences never repeat across processes. Job leases
+ * and cache builder leases take fences from this one sequence.
+ */
+export const TAKE_FENCES = 'UPDATE fence_counter SET value = value + ? WHERE id = 1 RETURNING value';
+
+// ---------------------------------------------------------------- parameters and rows
+
+/** Values bound by `UPDATE_RUN_STATE`. */
+export interface RunStateParams {
+  id: string;
+  status: RunStatus;
+  current_stage: string | null;
+  error: string | null;
+  finished_at: number | null;
+  updated_at: number;
+}
+
+/** Values bound by `INSERT_JOB`: the columns a new job is given (the rest take their defaults). */
+export type InsertJobParams = Pick<
+  JobRow,
+  'id' | 'run_id' | 'pipeline' | 'stage' | 'queue' | 'kind' | 'idempotency_key' | 'max_attempts' | 'priority' | 'available_at' | 'enqueued_at' | 'tenant' | 'trace_id'
+>;
+
+/** Values bound by `LEASE_JOB`. */
+export type LeaseJobParams = Pick<JobRow, 'id' | 'attempt' | 'redeliveries'> & {
+  owner: string;
+  token: string;
+  fence: number;
+  lease_until: number;
+  lease_ms: number;
+};
+
+/** Values bound by `UNLEASE_JOB`. */
+export interface UnleaseJobParams {
+  id: string;
+  state: JobState;
+  available_at: number;
+  attempt: number;
+  last_error: string | null;
+}
+
+/** Values bound by `INSERT_LEDGER`. */
+export interface InsertLedgerParams {
+  run_id: string;
+  key: string;
+  stage: string;
+  kind: JobKind;
+  output: string;
+  now: number;
+}
+
+/** Values bound by `FAIL_STAGE`. */
+interface FailStageParams {
+  run_id: string;
+  stage: string;
+  status: StageStatus;
+  error: string;
+  duration_ms: number;
+  finished_at: number | null;
+}
+
+/**
+ * What a fenced delete returns: enough to write the ledger, enqueue the next job and fence the
+ * item's publications (`fence` is set on every leased job).
+ */
+export type DeletedJobRow = Pick<JobRow, 'run_id' | 'pipeline' | 'stage' | 'kind' | 'idempotency_key' | 'tenant' | 'trace_id'> & {
+  fence: number;
+};
+
+type StageOutputRow = Pick<StageRow, 'run_id' | 'stage'> & { output: string };
+type ReapedRow = Pick<JobRow, 'run_id' | 'stage' | 'kind' | 'queue'>;
+type RunStatusRow = Pick<RunRow, 'status'>;
+
+/** Statements on runs, stage records, the ledger and fences. */
+function prepareRunStatements(db: SqliteDatabase) {
+  return {
+    selectRun: db.prepare<[string], RunRow>(SELECT_RUN),
+    selectRunByIdempotencyKey: db.prepare<[string, string], RunRow>(SELECT_RUN_BY_IDEMPOTENCY_KEY),
+    selectRunsByIds: db.prepare<[string], RunRow>(SELECT_RUNS_BY_IDS),
+    selectNewerSubjectRun: db.prepare<[string, string, number], RunRow>(SELECT_NEWER_SUBJECT_RUN),
+    selectOlderLiveSubjectRuns: db.prepare<[string, string, number], RunRow>(SELECT_OLDER_LIVE_SUBJECT_RUNS),
+    insertRun: db.prepare<RunRow>(INSERT_RUN),
+    updateRunState: db.prepare<RunStateParams>(UPDATE_RUN_STATE),
+    moveRunToStage: db.prepare<{ id: string; stage: string; now: number }, RunStatusRow>(MOVE_RUN_TO_STAGE),
+    touchRun: db.prepare<{ id: string; now: number }, RunStatusRow>(TOUCH_RUN),
+    finishRun: db.prepare<{ id: string; status: RunStatus; now: number }>(FINISH_RUN),
+    markRunRunning: db.prepare<[number, string]>(MARK_RUN_RUNNING),
+
+    insertStages: preparedPerValue((count: number) => db.prepare<(string | number)[]>(insertStagesSql(count))),
+    selectSucceededOutputs: db.prepare<[string], StageOutputRow>(SELECT_SUCCEEDED_OUTPUTS),
+    claimStage: db.prepare<{ run_id: string; stage: string; owner: string; lease_until: number; now: number }>(CLAIM_STAGE),
+    renewStage: db.prepare<{ run_id: string; stage: string; lease_until: number; set_progress: 0 | 1; progress: string | null }>(
+      RENEW_STAGE,
+    ),
+    succeedStage: db.prepare<{ run_id: string; stage: string; output: string; now: number; duration_ms: number }>(SUCCEED_STAGE),
+    failStage: db.prepare<FailStageParams>(FAIL_STAGE),
+    setRollbackStatus: db.prepare<[RollbackStatus, string, string]>(SET_ROLLBACK_STATUS),
+    releaseStage: db.prepare<[string, string]>(RELEASE_STAGE),
+    clearStageLease: db.prepare<[string, string]>(CLEAR_STAGE_LEASE),
+    skipUnfinishedStages: db.prepare<[string]>(SKIP_UNFINISHED_STAGES),
+
+    insertLedger: db.prepare<InsertLedgerParams>(INSERT_LEDGER),
+    selectLedgerOutputs: db.prepare<[string], { key: string; output: string }>(SELECT_LEDGER_OUTPUTS),
+    selectPausedQueues: db.prepare<[], { name: string }>(SELECT_PAUSED_QUEUES),
+    takeFences: db.prepare<[number], { value: number }>(TAKE_FENCES),
+  };
+}
+
+/** Prepares the statements of the job path; the schema must be migrated first. */
+export function prepareJobsStatements(db: SqliteDatabase) {
+  return {
+    ...prepareRunStatements(db),
+    insertJob: db.prepare<InsertJobParams>(INSERT_JOB),
+    selectJob: db.prepare<[string], JobRow>(SELECT_JOB),
+    // Read raw (see JOB_COLUMNS): better-sqlite3's typings have no raw-row mode, hence `unknown[]`.
+    pickClaimable: preparedPerValue((limit: number) => db.prepare<{ queue: string; now: number }, unknown[]>(pickClaimableSql(limit)).raw(true)),
+    leaseJob: db.prepare<LeaseJobParams>(LEASE_JOB),
+    renewJob: db.prepare<[number, string]>(RENEW_JOB),
+    deleteLeasedJob: db.prepare<{ id: string; token: string; now: number }, DeletedJobRow>(DELETE_LEASED_JOB),
+    unleaseJob: db.prepare<UnleaseJobParams>(UNLEASE_JOB),
+    reapExpired: db.prepare<[number], ReapedRow>(REAP_EXPIRED),
+    retireJobsOfRun: db.prepare<[number, string]>(RETIRE_JOBS_OF_RUN),
+    deleteJobsOfRun: db.prepare<[string]>(DELETE_JOBS_OF_RUN),
+    selectRetiredJobRunStatus: db.prepare<[string], RunStatusRow>(SELECT_RETIRED_JOB_RUN_STATUS),
+  };
+}
