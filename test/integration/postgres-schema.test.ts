@@ -11,14 +11,13 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { after, afterEach, describe, it } from 'node:test';
-import pg from 'pg';
+import { describe, it } from 'node:test';
 import { createFakeClock } from '../../src/core/clock.ts';
-import { createPostgresStore } from '../../src/stores/postgres/index.ts';
 import { latestSchemaVersion, loadRoutines } from '../../src/stores/postgres/migrate.ts';
 import type { Store } from '../../src/core/ports/store.ts';
-import { createSchemaName, postgresSkipReason, sharedPostgres } from '../support/postgres-cluster.ts';
+import { postgresSkipReason } from '../support/postgres-cluster.ts';
 import { dumpSchemaSnapshot, loadFixture0009, pgDumpSkipReason, SCHEMA_SNAPSHOT_FILE } from '../support/postgres-schema.ts';
+import { usePostgresStores } from '../support/postgres-stores.ts';
 
 const skip = postgresSkipReason() ?? pgDumpSkipReason();
 const STORE_DIR = fileURLToPath(new URL('../../src/stores/postgres/', import.meta.url));
@@ -54,45 +53,25 @@ function functionsCreatedIn(folder: string, into: Map<string, string[]>): void {
 }
 
 describe('postgres schema', { skip }, () => {
-  const opened: Store[] = [];
-  const schemas: string[] = [];
-  let admin: pg.Pool | undefined;
-
-  const url = async (): Promise<string> => (await sharedPostgres()).url;
-  const adminPool = async (): Promise<pg.Pool> => (admin ??= new pg.Pool({ connectionString: await url(), max: 2 }));
-  const open = async (schema: string, clock = createFakeClock()): Promise<Store> => {
-    if (!schemas.includes(schema)) schemas.push(schema);
-    const store = createPostgresStore({ connectionString: await url(), schema, clock });
-    opened.push(store);
-    return store;
-  };
-
-  afterEach(async () => {
-    for (const store of opened.splice(0)) await store.close();
-    const pool = await adminPool();
-    for (const schema of schemas.splice(0)) await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  });
-  after(async () => {
-    await admin?.end();
-    await (await sharedPostgres()).stop();
-  });
+  const stores = usePostgresStores();
+  /** A store on `schema` with a test clock (so `applied_at` values are known). */
+  const open = (schema: string, clock = createFakeClock()): Promise<Store> => stores.open({ schema, clock });
 
   it('a freshly migrated schema dumps as the committed schema.sql', async () => {
-    const schema = createSchemaName();
+    const schema = stores.newSchema();
     await (await open(schema)).migrate();
-    assertSnapshot(await dumpSchemaSnapshot(await url(), schema), 'a freshly migrated schema');
+    assertSnapshot(await dumpSchemaSnapshot(await stores.url(), schema), 'a freshly migrated schema');
   });
 
   it('a schema at version 9 is migrated to the same schema as a fresh one (0010, then every routine)', async () => {
-    const schema = createSchemaName();
-    schemas.push(schema);
-    await loadFixture0009(await url(), schema);
+    const schema = stores.newSchema();
+    await loadFixture0009(await stores.url(), schema);
     const store = await open(schema);
     assert.deepEqual(await store.schemaVersion(), { current: 9, latest: latestSchemaVersion() });
     const result = await store.migrate();
     assert.deepEqual(result.applied, [10]);
-    assertSnapshot(await dumpSchemaSnapshot(await url(), schema), 'a schema upgraded from version 9');
-    const recorded = await (await adminPool()).query<{ name: string; sha256: string }>(`SELECT name, sha256 FROM "${schema}".schema_routines ORDER BY name`);
+    assertSnapshot(await dumpSchemaSnapshot(await stores.url(), schema), 'a schema upgraded from version 9');
+    const recorded = await (await stores.admin()).query<{ name: string; sha256: string }>(`SELECT name, sha256 FROM "${schema}".schema_routines ORDER BY name`);
     assert.deepEqual(
       recorded.rows,
       loadRoutines().map(({ name, sha256 }) => ({ name, sha256 })),
@@ -100,10 +79,10 @@ describe('postgres schema', { skip }, () => {
   });
 
   it('migrate applies a routine file again when its recorded sha256 differs, and leaves the others alone', async () => {
-    const schema = createSchemaName();
+    const schema = stores.newSchema();
     const clock = createFakeClock();
     await (await open(schema, clock)).migrate();
-    const pool = await adminPool();
+    const pool = await stores.admin();
     // A stale recorded hash and a body that is not this code's, as older code would leave them.
     await pool.query(`UPDATE "${schema}".schema_routines SET sha256 = 'stale' WHERE name = 'jobs-leases.sql'`);
     await pool.query(`CREATE OR REPLACE FUNCTION "${schema}".lease_refusal(p_job_id text) RETURNS text LANGUAGE sql AS $$ SELECT 'lost' $$`);
@@ -114,7 +93,7 @@ describe('postgres schema', { skip }, () => {
     for (const row of rows.rows) {
       assert.equal(row.applied_at, row.name === 'jobs-leases.sql' ? clock.now() : clock.now() - 60_000, row.name);
     }
-    assertSnapshot(await dumpSchemaSnapshot(await url(), schema), 'a schema whose routine was re-applied');
+    assertSnapshot(await dumpSchemaSnapshot(await stores.url(), schema), 'a schema whose routine was re-applied');
   });
 
   it('every SQL function is created once, by one file of routines/, and by no migration', () => {

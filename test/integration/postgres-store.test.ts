@@ -5,8 +5,8 @@
  * process's private PostgreSQL (never on KILN_PG_URL for the restart tests: they stop the server).
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, describe, it } from 'node:test';
-import pg from 'pg';
+import { describe, it } from 'node:test';
+import type pg from 'pg';
 import { createPostgresStore, mapError } from '../../src/stores/postgres/index.ts';
 import { latestSchemaVersion } from '../../src/stores/postgres/migrate.ts';
 import { contentHash } from '../../src/core/canonical.ts';
@@ -17,13 +17,13 @@ import type { ClaimedJob } from '../../src/core/ports/jobs.ts';
 import type { Store } from '../../src/core/ports/store.ts';
 import {
   canRestartPostgres,
-  createSchemaName,
   postgresSkipReason,
   restartPostgres,
   sharedPostgres,
   startStoppedPostgres,
   stopPostgresForOutage,
 } from '../support/postgres-cluster.ts';
+import { usePostgresStores } from '../support/postgres-stores.ts';
 
 const skip = postgresSkipReason();
 const QUEUE = 'demo.a';
@@ -76,43 +76,15 @@ async function waitForLockWaiter(pool: pg.Pool, timeoutMs = 10_000): Promise<voi
 }
 
 describe('postgres store specifics', { skip }, () => {
-  const opened: Store[] = [];
-  const schemas: string[] = [];
-  let admin: pg.Pool | undefined;
-
-  const url = async (): Promise<string> => (await sharedPostgres()).url;
-  const adminPool = async (): Promise<pg.Pool> => {
-    if (admin) return admin;
-    admin = new pg.Pool({ connectionString: await url(), max: 2 });
-    // Restarts terminate its idle connections; the pool reconnects on the next query.
-    admin.on('error', () => {});
-    return admin;
-  };
+  const postgres = usePostgresStores();
   /** A store on `schema` (a fresh one by default); closed and dropped after the test. */
-  const open = async (options: { schema?: string; fakeClock?: boolean; connectionString?: string } = {}): Promise<Store> => {
-    const schema = options.schema ?? createSchemaName();
-    if (!schemas.includes(schema)) schemas.push(schema);
-    const store = createPostgresStore({
-      connectionString: options.connectionString ?? (await url()),
-      schema,
-      ...(options.fakeClock ? { clock: createFakeClock() } : {}),
-    });
-    opened.push(store);
-    return store;
+  const open = (options: { schema?: string; fakeClock?: boolean; connectionString?: string } = {}): Promise<Store> => {
+    const { fakeClock, ...rest } = options;
+    return postgres.open({ ...rest, ...(fakeClock ? { clock: createFakeClock() } : {}) });
   };
-
-  afterEach(async () => {
-    for (const store of opened.splice(0)) await store.close();
-    const pool = await adminPool();
-    for (const schema of schemas.splice(0)) await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  });
-  after(async () => {
-    await admin?.end();
-    await (await sharedPostgres()).stop();
-  });
 
   it('four stores migrating a fresh schema at once: one applies every migration, the others nothing', async () => {
-    const schema = createSchemaName();
+    const schema = postgres.newSchema();
     const stores = await Promise.all([1, 2, 3, 4].map(() => open({ schema })));
     const results = await Promise.all(stores.map((b) => b.migrate()));
     const all = Array.from({ length: latestSchemaVersion() }, (_, i) => i + 1);
@@ -121,7 +93,7 @@ describe('postgres store specifics', { skip }, () => {
       [all, [], [], []],
     );
     for (const result of results) assert.equal(result.version, latestSchemaVersion());
-    const recorded = await (await adminPool()).query(`SELECT version FROM "${schema}".schema_version ORDER BY version`);
+    const recorded = await (await postgres.admin()).query(`SELECT version FROM "${schema}".schema_version ORDER BY version`);
     assert.deepEqual(
       recorded.rows.map((r: { version: number }) => r.version),
       all,
@@ -129,9 +101,9 @@ describe('postgres store specifics', { skip }, () => {
   });
 
   it('a schema migrated by newer code is refused with SchemaVersionError by migrate and by every other call', async () => {
-    const schema = createSchemaName();
+    const schema = postgres.newSchema();
     await (await open({ schema })).migrate();
-    await (await adminPool()).query(`INSERT INTO "${schema}".schema_version (version, name, applied_at) VALUES ($1, 'future', 0)`, [
+    await (await postgres.admin()).query(`INSERT INTO "${schema}".schema_version (version, name, applied_at) VALUES ($1, 'future', 0)`, [
       latestSchemaVersion() + 1,
     ]);
     const store = await open({ schema });
@@ -151,7 +123,7 @@ describe('postgres store specifics', { skip }, () => {
   });
 
   it('schema names outside [a-z_][a-z0-9_]{0,62}, pg_* and information_schema are a ValidationError', async () => {
-    const connectionString = await url();
+    const connectionString = await postgres.url();
     for (const schema of ['Kiln', '1kiln', 'kiln-x', 'kiln"; DROP TABLE x; --', '', 'a'.repeat(64), 'pg_kiln', 'information_schema']) {
       assert.throws(() => createPostgresStore({ connectionString, schema }), ValidationError, schema);
     }
@@ -168,17 +140,15 @@ describe('postgres store specifics', { skip }, () => {
     // clock; no `clock` option, so the store runs as in production.
     const workerClock = createFakeClock();
     workerClock.set(Date.now() + DAY_MS);
-    const schema = createSchemaName();
-    schemas.push(schema);
-    const store = createPostgresStore({ connectionString: await url(), schema, ids: createIdGenerator(workerClock), poolSize: 1 });
-    opened.push(store);
+    const schema = postgres.newSchema();
+    const store = await postgres.open({ schema, ids: createIdGenerator(workerClock), poolSize: 1 });
     await store.migrate();
     assert.equal((store.capabilities as { timeSource?: string }).timeSource, 'database');
     await submitOne(store, 1);
 
     // The pool's one connection waits on a row lock held by another session, so the claim asked
     // for now runs on the database only once the lock goes, HOLD_MS later.
-    const pool = await adminPool();
+    const pool = await postgres.admin();
     const holder = await pool.connect();
     let held: Promise<number> | undefined;
     try {
@@ -268,7 +238,7 @@ describe('postgres store specifics', { skip }, () => {
   });
 
   it('a wake crosses store instances through LISTEN/NOTIFY, and the LISTEN connection comes back after a restart', async (t) => {
-    const schema = createSchemaName();
+    const schema = postgres.newSchema();
     const listener = await open({ schema });
     const sender = await open({ schema });
     await listener.migrate();
@@ -281,7 +251,7 @@ describe('postgres store specifics', { skip }, () => {
   });
 
   it('a store hears its own wakes once: locally, not again through NOTIFY', async () => {
-    const schema = createSchemaName();
+    const schema = postgres.newSchema();
     const store = await open({ schema });
     const other = await open({ schema });
     await store.migrate();
@@ -300,7 +270,7 @@ describe('postgres store specifics', { skip }, () => {
   });
 
   it('eight concurrent claimers on two store instances claim 500 jobs exactly once each', async () => {
-    const schema = createSchemaName();
+    const schema = postgres.newSchema();
     const one = await open({ schema });
     const two = await open({ schema });
     await one.migrate();
@@ -325,7 +295,7 @@ describe('postgres store specifics', { skip }, () => {
   });
 
   it('sixteen concurrent allocateVersion calls on two store instances get every value from 1 to 16 once', async () => {
-    const schema = createSchemaName();
+    const schema = postgres.newSchema();
     const one = await open({ schema });
     const two = await open({ schema });
     await one.migrate();

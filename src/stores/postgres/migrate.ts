@@ -107,10 +107,10 @@ export function loadRoutines(): readonly Routine[] {
 
 /**
  * Runs every routine file whose sha256 is not the one recorded (a new file, or a changed one) and
- * records it; returns the names applied. Runs after the migrations, so every table and type a
- * function names exists, and with the schema's search_path, which the functions capture.
+ * records it. Runs after the migrations, so every table and type a function names exists, and
+ * with the schema's search_path, which the functions capture.
  */
-async function applyRoutines(client: pg.PoolClient, nowMs: number | null): Promise<string[]> {
+async function applyRoutines(client: pg.PoolClient, nowMs: number | null): Promise<void> {
   const recorded = await client.query<{ name: string; sha256: string }>('SELECT name, sha256 FROM schema_routines');
   const known = new Map(recorded.rows.map((row) => [row.name, row.sha256]));
   const changed = loadRoutines().filter((routine) => known.get(routine.name) !== routine.sha256);
@@ -122,7 +122,6 @@ async function applyRoutines(client: pg.PoolClient, nowMs: number | null): Promi
       [routine.name, routine.sha256, nowMs],
     );
   }
-  return changed.map((routine) => routine.name);
 }
 
 /**
