@@ -6,42 +6,17 @@
  * (never in CI).
  */
 import { after, describe } from 'node:test';
-import pg from 'pg';
-import { createPostgresStore } from '../../src/stores/postgres/index.ts';
-import type { Store } from '../../src/core/ports/store.ts';
-import { createSchemaName, postgresSkipReason, sharedPostgres } from '../support/postgres-cluster.ts';
+import { postgresSkipReason } from '../support/postgres-cluster.ts';
+import { postgresStoreHarness } from '../support/postgres-stores.ts';
 import { describeStoreSuite } from './store-suite.ts';
 
 const skip = postgresSkipReason();
 
-/** Schema of each live store, so `destroy` can drop it. */
-const schemas = new WeakMap<Store, string>();
-let admin: pg.Pool | undefined;
-
-async function adminPool(): Promise<pg.Pool> {
-  if (admin) return admin;
-  admin = new pg.Pool({ connectionString: (await sharedPostgres()).url, max: 1 });
-  admin.on('error', () => {});
-  return admin;
-}
-
 describe('postgres', { skip }, () => {
+  const harness = postgresStoreHarness();
   after(async () => {
-    await admin?.end();
-    if (skip === undefined) await (await sharedPostgres()).stop();
+    if (skip === undefined) await harness.end();
   });
 
-  describeStoreSuite('postgres', {
-    create: async ({ clock, ids }) => {
-      const schema = createSchemaName();
-      const store = createPostgresStore({ connectionString: (await sharedPostgres()).url, schema, clock, ids, poolSize: 10 });
-      schemas.set(store, schema);
-      return store;
-    },
-    destroy: async (store) => {
-      await store.close();
-      const schema = schemas.get(store);
-      if (schema !== undefined) await (await adminPool()).query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    },
-  });
+  describeStoreSuite('postgres', harness);
 });

@@ -5,24 +5,25 @@
  * process's private PostgreSQL (never on KILN_PG_URL for the restart tests: they stop the server).
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, describe, it } from 'node:test';
-import pg from 'pg';
+import { describe, it } from 'node:test';
+import type pg from 'pg';
 import { createPostgresStore, mapError } from '../../src/stores/postgres/index.ts';
 import { latestSchemaVersion } from '../../src/stores/postgres/migrate.ts';
 import { contentHash } from '../../src/core/canonical.ts';
 import { createFakeClock } from '../../src/core/clock.ts';
+import { createIdGenerator } from '../../src/core/ids.ts';
 import { StoreUnavailableError, ConflictError, PipelineError, SchemaVersionError, ValidationError } from '../../src/core/errors.ts';
 import type { ClaimedJob } from '../../src/core/ports/jobs.ts';
 import type { Store } from '../../src/core/ports/store.ts';
 import {
   canRestartPostgres,
-  createSchemaName,
   postgresSkipReason,
   restartPostgres,
   sharedPostgres,
   startStoppedPostgres,
   stopPostgresForOutage,
 } from '../support/postgres-cluster.ts';
+import { usePostgresStores } from '../support/postgres-stores.ts';
 
 const skip = postgresSkipReason();
 const QUEUE = 'demo.a';
@@ -63,44 +64,27 @@ async function wakeFor(store: Store, queue: string, poke: () => Promise<unknown>
   }
 }
 
+/** Resolves once a `kiln` connection waits on a lock (polling `pg_stat_activity`). */
+async function waitForLockWaiter(pool: pg.Pool, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const waiting = await pool.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = 'kiln' AND wait_event_type = 'Lock'`);
+    if (waiting.rows.length > 0) return;
+    if (Date.now() > deadline) throw new Error(`no kiln connection waited on a lock within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 describe('postgres store specifics', { skip }, () => {
-  const opened: Store[] = [];
-  const schemas: string[] = [];
-  let admin: pg.Pool | undefined;
-
-  const url = async (): Promise<string> => (await sharedPostgres()).url;
-  const adminPool = async (): Promise<pg.Pool> => {
-    if (admin) return admin;
-    admin = new pg.Pool({ connectionString: await url(), max: 2 });
-    // Restarts terminate its idle connections; the pool reconnects on the next query.
-    admin.on('error', () => {});
-    return admin;
-  };
+  const postgres = usePostgresStores();
   /** A store on `schema` (a fresh one by default); closed and dropped after the test. */
-  const open = async (options: { schema?: string; fakeClock?: boolean; connectionString?: string } = {}): Promise<Store> => {
-    const schema = options.schema ?? createSchemaName();
-    if (!schemas.includes(schema)) schemas.push(schema);
-    const store = createPostgresStore({
-      connectionString: options.connectionString ?? (await url()),
-      schema,
-      ...(options.fakeClock ? { clock: createFakeClock() } : {}),
-    });
-    opened.push(store);
-    return store;
+  const open = (options: { schema?: string; fakeClock?: boolean; connectionString?: string } = {}): Promise<Store> => {
+    const { fakeClock, ...rest } = options;
+    return postgres.open({ ...rest, ...(fakeClock ? { clock: createFakeClock() } : {}) });
   };
-
-  afterEach(async () => {
-    for (const store of opened.splice(0)) await store.close();
-    const pool = await adminPool();
-    for (const schema of schemas.splice(0)) await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  });
-  after(async () => {
-    await admin?.end();
-    await (await sharedPostgres()).stop();
-  });
 
   it('four stores migrating a fresh schema at once: one applies every migration, the others nothing', async () => {
-    const schema = createSchemaName();
+    const schema = postgres.newSchema();
     const stores = await Promise.all([1, 2, 3, 4].map(() => open({ schema })));
     const results = await Promise.all(stores.map((b) => b.migrate()));
     const all = Array.from({ length: latestSchemaVersion() }, (_, i) => i + 1);
@@ -109,7 +93,7 @@ describe('postgres store specifics', { skip }, () => {
       [all, [], [], []],
     );
     for (const result of results) assert.equal(result.version, latestSchemaVersion());
-    const recorded = await (await adminPool()).query(`SELECT version FROM "${schema}".schema_version ORDER BY version`);
+    const recorded = await (await postgres.admin()).query(`SELECT version FROM "${schema}".schema_version ORDER BY version`);
     assert.deepEqual(
       recorded.rows.map((r: { version: number }) => r.version),
       all,
@@ -117,9 +101,9 @@ describe('postgres store specifics', { skip }, () => {
   });
 
   it('a schema migrated by newer code is refused with SchemaVersionError by migrate and by every other call', async () => {
-    const schema = createSchemaName();
+    const schema = postgres.newSchema();
     await (await open({ schema })).migrate();
-    await (await adminPool()).query(`INSERT INTO "${schema}".schema_version (version, name, applied_at) VALUES ($1, 'future', 0)`, [
+    await (await postgres.admin()).query(`INSERT INTO "${schema}".schema_version (version, name, applied_at) VALUES ($1, 'future', 0)`, [
       latestSchemaVersion() + 1,
     ]);
     const store = await open({ schema });
@@ -139,7 +123,7 @@ describe('postgres store specifics', { skip }, () => {
   });
 
   it('schema names outside [a-z_][a-z0-9_]{0,62}, pg_* and information_schema are a ValidationError', async () => {
-    const connectionString = await url();
+    const connectionString = await postgres.url();
     for (const schema of ['Kiln', '1kiln', 'kiln-x', 'kiln"; DROP TABLE x; --', '', 'a'.repeat(64), 'pg_kiln', 'information_schema']) {
       assert.throws(() => createPostgresStore({ connectionString, schema }), ValidationError, schema);
     }
@@ -148,17 +132,53 @@ describe('postgres store specifics', { skip }, () => {
     await longest.close();
   });
 
-  it('production mode takes time from the database clock; a test clock is declared in capabilities', async () => {
-    const production = await open();
-    await production.migrate();
-    assert.equal((production.capabilities as { timeSource?: string }).timeSource, 'database');
-    assert.equal(production.capabilities.crossProcessWake, true);
-    const before = Date.now();
-    const dbNow = await production.now();
-    // The database runs on this machine: its clock and ours agree to well within a minute.
-    assert.ok(Math.abs(dbNow - before) < 60_000, `db ${dbNow} vs local ${before}`);
+  it('leases follow the database clock: not the time the worker asked at, nor any clock the worker hands the store', async () => {
+    const LEASE_MS = 60_000;
+    const HOLD_MS = 1_500;
+    const DAY_MS = 86_400_000;
+    // The worker's own notion of time, a day off, handed to everything of the store that takes a
+    // clock; no `clock` option, so the store runs as in production.
+    const workerClock = createFakeClock();
+    workerClock.set(Date.now() + DAY_MS);
+    const schema = postgres.newSchema();
+    const store = await postgres.open({ schema, ids: createIdGenerator(workerClock), poolSize: 1 });
+    await store.migrate();
+    assert.equal((store.capabilities as { timeSource?: string }).timeSource, 'database');
+    await submitOne(store, 1);
+
+    // The pool's one connection waits on a row lock held by another session, so the claim asked
+    // for now runs on the database only once the lock goes, HOLD_MS later.
+    const pool = await postgres.admin();
+    const holder = await pool.connect();
+    let held: Promise<number> | undefined;
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`INSERT INTO "${schema}".version_counters (scope, key, value, updated_at) VALUES ('hold', 'x', 1, 0)`);
+      held = store.versions.allocate('hold', 'x');
+      await waitForLockWaiter(pool);
+      const askedAt = Date.now();
+      const claim = store.jobs.claim([{ queue: QUEUE, workerId: 'w', limit: 1, leaseMs: LEASE_MS }]);
+      await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
+      await holder.query('COMMIT');
+      const [claimed] = await claim;
+      const dbNow = Number((await pool.query<{ now: string }>(`SELECT floor(extract(epoch FROM now()) * 1000)::bigint AS now`)).rows[0]?.now);
+      assert.ok(claimed?.job.leaseUntil !== null && claimed?.job.leaseUntil !== undefined, 'a job was claimed');
+      const leasedAt = claimed.job.leaseUntil - LEASE_MS;
+      assert.ok(leasedAt >= askedAt + HOLD_MS - 250, `the lease starts when the database ran the claim (${leasedAt}), not when the worker asked (${askedAt})`);
+      assert.ok(leasedAt <= dbNow && dbNow - leasedAt < 5_000, `the lease starts at the database's now (${leasedAt} vs ${dbNow})`);
+      assert.ok(Math.abs(leasedAt - workerClock.now()) > DAY_MS / 2, 'the clock handed to the store plays no part');
+      assert.ok(Math.abs((await store.now()) - dbNow) < 5_000, 'Store.now() is the database clock');
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      holder.release();
+      await held;
+    }
+  });
+
+  it('a store given a test clock takes every time from it, and says so in its capabilities', async () => {
     const tested = await open({ fakeClock: true });
     assert.equal((tested.capabilities as { timeSource?: string }).timeSource, 'injected_clock');
+    assert.equal(tested.capabilities.crossProcessWake, true);
     assert.equal(await tested.now(), createFakeClock().now());
   });
 
@@ -217,21 +237,21 @@ describe('postgres store specifics', { skip }, () => {
     assert.equal((await store.reads.listJobs({ limit: 10 })).length, 2);
   });
 
-  it('a wake crosses store instances through LISTEN/NOTIFY, and the LISTEN connection comes back after a restart', async () => {
-    const schema = createSchemaName();
+  it('a wake crosses store instances through LISTEN/NOTIFY, and the LISTEN connection comes back after a restart', async (t) => {
+    const schema = postgres.newSchema();
     const listener = await open({ schema });
     const sender = await open({ schema });
     await listener.migrate();
     let n = 0;
     await wakeFor(listener, 'demo.a', () => submitOne(sender, ++n));
 
-    if (!canRestartPostgres()) return;
+    if (!canRestartPostgres()) return t.skip('the restart half needs a private cluster (KILN_PG_URL servers are not restarted by tests)');
     await restartPostgres();
     await wakeFor(listener, 'demo.a', () => submitOne(sender, ++n).catch(() => undefined));
   });
 
   it('a store hears its own wakes once: locally, not again through NOTIFY', async () => {
-    const schema = createSchemaName();
+    const schema = postgres.newSchema();
     const store = await open({ schema });
     const other = await open({ schema });
     await store.migrate();
@@ -250,7 +270,7 @@ describe('postgres store specifics', { skip }, () => {
   });
 
   it('eight concurrent claimers on two store instances claim 500 jobs exactly once each', async () => {
-    const schema = createSchemaName();
+    const schema = postgres.newSchema();
     const one = await open({ schema });
     const two = await open({ schema });
     await one.migrate();
@@ -275,7 +295,7 @@ describe('postgres store specifics', { skip }, () => {
   });
 
   it('sixteen concurrent allocateVersion calls on two store instances get every value from 1 to 16 once', async () => {
-    const schema = createSchemaName();
+    const schema = postgres.newSchema();
     const one = await open({ schema });
     const two = await open({ schema });
     await one.migrate();

@@ -40,7 +40,7 @@ interface OwnedCluster {
 const SERVER_ROOT = '/usr/lib/postgresql';
 
 /** The newest installed server's `bin` directory, if any. */
-function findBinDir(): string | undefined {
+export function findBinDir(): string | undefined {
   if (!existsSync(SERVER_ROOT)) return undefined;
   const majors = readdirSync(SERVER_ROOT)
     .filter((name) => /^\d+$/.test(name) && existsSync(join(SERVER_ROOT, name, 'bin', 'initdb')))

@@ -1,11 +1,47 @@
 /**
- * What every operation of the PostgreSQL store shares: the pool, the schema's statements and
- * wake channel, the id source, the time parameter, and local wake delivery.
+ * What every sub-port of the PostgreSQL store shares: the pool, the schema's statements and wake
+ * channel, the id source, the time parameter, local wake delivery, and the one wrapper every
+ * public method goes through (refused after `close()` and before the schema is current, errors
+ * passed through `mapError`, so no driver error escapes).
  */
 import type pg from 'pg';
 import type { Clock } from '../../core/clock.ts';
+import { SchemaVersionError, StoreUnavailableError } from '../../core/errors.ts';
 import type { IdGenerator } from '../../core/ids.ts';
-import type { Statements } from './statements.ts';
+import { buildAll, DB_NOW, queryRows } from './database.ts';
+import { mapError } from './errors.ts';
+import { quoteIdentifier } from './identifiers.ts';
+import { assertKnownVersion, latestSchemaVersion, readSchemaVersion } from './migrate.ts';
+import * as artifactRefsSql from './sql/artifact-refs.ts';
+import * as cacheSql from './sql/cache.ts';
+import * as jobsSql from './sql/jobs.ts';
+import * as operatorSql from './sql/operator.ts';
+import * as publicationsSql from './sql/publications.ts';
+import * as readsSql from './sql/reads.ts';
+import * as requestsSql from './sql/requests.ts';
+import * as versionsSql from './sql/versions.ts';
+
+/** Builds the statements of a store whose tables live in `schema` (already validated), by sub-port. */
+// The return type is inferred on purpose: it is the typed catalogue the sub-ports use.
+export function buildStatements(schema: string) {
+  const s = quoteIdentifier(schema);
+  return {
+    jobs: buildAll(jobsSql, s),
+    operator: buildAll(operatorSql, s),
+    reads: buildAll(readsSql, s),
+    cache: buildAll(cacheSql, s),
+    publications: buildAll(publicationsSql, s),
+    requests: buildAll(requestsSql, s),
+    versions: buildAll(versionsSql, s),
+    artifactRefs: buildAll(artifactRefsSql, s),
+  };
+}
+
+/** The statements of one store. */
+export type Statements = ReturnType<typeof buildStatements>;
+
+/** A method of a port: arguments in, a promise out. */
+type Method<Args extends unknown[], Result> = (...args: Args) => Promise<Result>;
 
 /** Shared state of one store instance. */
 export interface PgContext {
@@ -23,26 +59,96 @@ export interface PgContext {
   now(): number | null;
   /** Wakes this process's listeners for queues that got ready jobs; call after the commit. */
   wake(queues: Iterable<string>): void;
+  /**
+   * Wraps one public method: `StoreUnavailableError` after `close()`, `SchemaVersionError` until
+   * the schema is current (unless `needsSchema` is false: migrate, schemaVersion, now), and
+   * whatever it throws passed through `mapError`.
+   */
+  guard<Args extends unknown[], Result>(body: Method<Args, Result>, needsSchema?: boolean): Method<Args, Result>;
+  /** A sub-port: every method of `methods` wrapped by {@link PgContext.guard}. */
+  port<Port extends object>(methods: Port): Port;
+  /** Records that `migrate()` brought the schema up to date: calls stop checking it. */
+  schemaMigrated(): void;
+  /** Marks the store closed (every later call is refused); false when it already was. */
+  markClosed(): boolean;
 }
 
-/** Builds the context; `clock` is the test seam (see `index.ts`), undefined in production. */
-export function createContext(deps: {
+/** What {@link createContext} needs; `clock` is the test seam (see `index.ts`), undefined in production. */
+export interface PgContextDeps {
   pool: pg.Pool;
   schema: string;
   channel: string;
-  sql: Statements;
   ids: IdGenerator;
   clock: Clock | undefined;
   deliverWakes: (queues: Iterable<string>) => void;
-}): PgContext {
+}
+
+/** The checks every public method goes through, over one store's state (closed, schema current). */
+type Lifecycle = Pick<PgContext, 'guard' | 'schemaMigrated' | 'markClosed'>;
+
+function createLifecycle(pool: pg.Pool, schema: string): Lifecycle {
+  let closed = false;
+  let schemaCurrent = false;
+
+  /** Checked once; until the schema is current every call fails with `SchemaVersionError`. */
+  const requireCurrentSchema = async (): Promise<void> => {
+    if (schemaCurrent) return;
+    const version = await readSchemaVersion(pool, schema);
+    assertKnownVersion(schema, version);
+    if (version < latestSchemaVersion()) {
+      throw new SchemaVersionError(`postgres schema ${schema} is at version ${version}, older than ${latestSchemaVersion()}: call migrate() first`, {
+        details: { schema, version, required: latestSchemaVersion() },
+      });
+    }
+    schemaCurrent = true;
+  };
+
+  return {
+    guard: <Args extends unknown[], Result>(body: Method<Args, Result>, needsSchema = true): Method<Args, Result> => {
+      return async (...args: Args): Promise<Result> => {
+        if (closed) throw new StoreUnavailableError('postgres store is closed');
+        try {
+          if (needsSchema) await requireCurrentSchema();
+          return await body(...args);
+        } catch (err) {
+          throw mapError(err);
+        }
+      };
+    },
+    schemaMigrated: () => {
+      schemaCurrent = true;
+    },
+    markClosed: () => {
+      const wasOpen = !closed;
+      closed = true;
+      return wasOpen;
+    },
+  };
+}
+
+/** Builds the context of one store instance. */
+export function createContext(deps: PgContextDeps): PgContext {
   const { clock } = deps;
+  const lifecycle = createLifecycle(deps.pool, deps.schema);
   return {
     pool: deps.pool,
     schema: deps.schema,
     channel: deps.channel,
-    sql: deps.sql,
+    sql: buildStatements(deps.schema),
     ids: deps.ids,
     now: clock === undefined ? () => null : () => clock.now(),
     wake: deps.deliverWakes,
+    ...lifecycle,
+    port: <Port extends object>(methods: Port): Port =>
+      Object.fromEntries(Object.entries(methods).map(([name, method]) => [name, lifecycle.guard(method as Method<unknown[], unknown>)])) as Port,
   };
+}
+
+/** The store's clock: the injected one in tests, else the database's. */
+export async function storeNow(ctx: PgContext): Promise<number> {
+  const injected = ctx.now();
+  if (injected !== null) return injected;
+  const [row] = await queryRows<{ now: number }>(ctx.pool, DB_NOW, []);
+  if (!row) throw new Error('the database returned no time');
+  return row.now;
 }

@@ -19,8 +19,25 @@ export function statement(name: string, text: string): Statement {
   return { name: `kiln_${name}`, text };
 }
 
+/**
+ * Statement builders as a `sql/<sub-port>.ts` module exports them: each takes the quoted schema
+ * name (identifiers cannot be parameters, so the schema is part of the text).
+ */
+export type StatementBuilders = Record<string, (s: string) => unknown>;
+
+/** What {@link buildAll} makes of a builder module: the same names, built for one schema. */
+export type Built<T extends StatementBuilders> = { readonly [K in keyof T]: ReturnType<T[K]> };
+
+/** Builds every export of a `sql/` module for the quoted schema `s`, once per store. */
+export function buildAll<T extends StatementBuilders>(builders: T, s: string): Built<T> {
+  return Object.fromEntries(Object.entries(builders).map(([name, build]) => [name, build(s)])) as Built<T>;
+}
+
 /** The database clock in epoch ms: the transaction's start (one instant for the whole transaction). */
 export const DB_NOW_MS = 'floor(extract(epoch FROM now()) * 1000)::bigint';
+
+/** Out: one row, `now`: the database clock in epoch ms (the same in every schema). */
+export const DB_NOW: Statement = statement('db_now', `SELECT ${DB_NOW_MS} AS now`);
 
 /**
  * SQL for "now" in a statement whose parameter `$n` carries the injected clock's time, or NULL

@@ -1,9 +1,17 @@
 /**
- * Schema migrations: numbered `.sql` files in `./migrations/` (`NNNN_verb_noun.sql`),
- * append-only, applied in order inside ONE transaction that first takes a transaction-scoped
- * advisory lock for the schema, each recorded in `<schema>.schema_version`. Processes migrating
- * at once queue on the lock; each later one finds the versions recorded and applies nothing.
+ * Schema migrations and routines, applied in ONE transaction that first takes a
+ * transaction-scoped advisory lock for the schema, so processes migrating at once queue on the
+ * lock and each later one finds everything applied.
+ * - Migrations: numbered `.sql` files in `./migrations/` (`NNNN_verb_noun.sql`), append-only:
+ *   tables, types and indexes. Each is applied once, in order, and recorded in
+ *   `<schema>.schema_version`.
+ * - Routines: the `.sql` files of `./routines/`, one per area, each holding the current text of
+ *   its SQL functions (`CREATE OR REPLACE FUNCTION`). After the migrations, every routine file
+ *   whose sha256 differs from the one recorded in `<schema>.schema_routines` (migration 0010) is
+ *   run again and its sha256 recorded, so a function is changed by editing its one definition.
  */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import type pg from 'pg';
 import { SchemaVersionError } from '../../core/errors.ts';
 import type { MigrationResult, SchemaVersionInfo } from '../../core/ports/store.ts';
@@ -69,9 +77,57 @@ async function applyPending(client: pg.PoolClient, current: number, nowMs: numbe
   return applied;
 }
 
+/** One file of `./routines/`: the functions of one area. */
+export interface Routine {
+  /** The file name, as recorded in `schema_routines.name`. */
+  name: string;
+  /** The whole file: `CREATE OR REPLACE FUNCTION` statements, run as one script. */
+  sql: string;
+  /** sha256 (hex) of `sql`. */
+  sha256: string;
+}
+
+const ROUTINES_FOLDER = new URL('./routines/', import.meta.url);
+const ROUTINE_FILE_NAME = /^[a-z0-9-]+\.sql$/;
+
+let routineFiles: readonly Routine[] | undefined;
+
+/** The routine files shipped with this code, by name (read once, on first use). */
+export function loadRoutines(): readonly Routine[] {
+  routineFiles ??= readdirSync(ROUTINES_FOLDER)
+    .filter((file) => file.endsWith('.sql'))
+    .sort()
+    .map((name): Routine => {
+      if (!ROUTINE_FILE_NAME.test(name)) throw new SchemaVersionError(`routine file name ${name} does not match <area>.sql`);
+      const sql = readFileSync(new URL(name, ROUTINES_FOLDER), 'utf8');
+      return { name, sql, sha256: createHash('sha256').update(sql).digest('hex') };
+    });
+  return routineFiles;
+}
+
 /**
- * Brings `schema` to the latest version in one transaction: either it ends at the latest version
- * or nothing changed. `nowMs` stamps `applied_at` (null: the database clock).
+ * Runs every routine file whose sha256 is not the one recorded (a new file, or a changed one) and
+ * records it. Runs after the migrations, so every table and type a function names exists, and
+ * with the schema's search_path, which the functions capture.
+ */
+async function applyRoutines(client: pg.PoolClient, nowMs: number | null): Promise<void> {
+  const recorded = await client.query<{ name: string; sha256: string }>('SELECT name, sha256 FROM schema_routines');
+  const known = new Map(recorded.rows.map((row) => [row.name, row.sha256]));
+  const changed = loadRoutines().filter((routine) => known.get(routine.name) !== routine.sha256);
+  for (const routine of changed) {
+    await client.query(routine.sql);
+    await client.query(
+      `INSERT INTO schema_routines (name, sha256, applied_at) VALUES ($1, $2, ${nowFrom(3)})
+       ON CONFLICT (name) DO UPDATE SET sha256 = excluded.sha256, applied_at = excluded.applied_at`,
+      [routine.name, routine.sha256, nowMs],
+    );
+  }
+}
+
+/**
+ * Brings `schema` to the latest version and its routines to this code's, in one transaction:
+ * either both are current or nothing changed. `nowMs` stamps `applied_at` (null: the database
+ * clock).
  */
 export async function applyMigrations(pool: pg.Pool, schema: string, nowMs: number | null): Promise<MigrationResult> {
   const quoted = quoteIdentifier(schema);
@@ -92,6 +148,7 @@ export async function applyMigrations(pool: pg.Pool, schema: string, nowMs: numb
     const current = await readSchemaVersion(client, schema);
     assertKnownVersion(schema, current);
     const applied = await applyPending(client, current, nowMs);
+    await applyRoutines(client, nowMs);
     return { applied, version: Math.max(current, ...applied) };
   });
 }

@@ -1,16 +1,18 @@
 /**
- * Operator moves: cancel, resume, replay, pause and drain. Each is one transaction (pause: one
- * statement); run moves are checked against the transition table of `core/run/transitions.ts`,
- * on rows locked first (jobs, then runs), so the check still holds when the write lands.
+ * The `operator` sub-port of the PostgreSQL store: cancel, resume, replay, pause and drain. Each
+ * is one transaction (pause: one statement); run moves are checked against the transition table
+ * of `core/run/transitions.ts`, on rows locked first (jobs, then runs), so the check still holds
+ * when the write lands.
  */
 import type pg from 'pg';
 import { ConflictError, NotFoundError } from '../../core/errors.ts';
 import type { Job, Run } from '../../core/model.ts';
+import type { OperatorPort } from '../../core/ports/operator.ts';
 import { assertReplayable, assertTransition, isTerminal } from '../../core/run/transitions.ts';
 import type { PgContext } from './context.ts';
 import { inTransaction, queryRows } from './database.ts';
 import { jobFromRow, runFromRow, type JobRow, type RunRow } from './rows.ts';
-import { cancelledError, endLockedRuns, lockRuns } from './run-state.ts';
+import { cancelledError, endLockedRuns, lockRuns } from './jobs/end-runs.ts';
 
 /**
  * Makes a parked or dead job (locked by the caller) ready now as a fresh start, its stage record
@@ -22,13 +24,13 @@ async function restartJob(
   jobId: string,
   clearError: boolean,
 ): Promise<{ job: JobRow; run: RunRow }> {
-  const [row] = await queryRows<{ job: JobRow; run: RunRow }>(client, ctx.sql.restartJob, [ctx.now(), jobId, ctx.channel, clearError]);
+  const [row] = await queryRows<{ job: JobRow; run: RunRow }>(client, ctx.sql.operator.restartJob, [ctx.now(), jobId, ctx.channel, clearError]);
   if (!row) throw new NotFoundError('job', jobId);
   return row;
 }
 
 /** Cancels a run that has not ended: its jobs deleted, unfinished stages `skipped`. */
-export async function cancelRun(ctx: PgContext, runId: string, reason: string): Promise<Run> {
+async function cancelRun(ctx: PgContext, runId: string, reason: string): Promise<Run> {
   return inTransaction(ctx.pool, async (client) => {
     const run = (await lockRuns(ctx, client, [runId])).get(runId);
     if (!run) throw new NotFoundError('run', runId);
@@ -40,9 +42,9 @@ export async function cancelRun(ctx: PgContext, runId: string, reason: string): 
 }
 
 /** Parked run -> running; its parked job -> ready now with `attempt = 0`, its stage `pending`. */
-export async function resumeRun(ctx: PgContext, runId: string): Promise<Run> {
+async function resumeRun(ctx: PgContext, runId: string): Promise<Run> {
   const restarted = await inTransaction(ctx.pool, async (client) => {
-    const [job] = await queryRows<JobRow>(client, ctx.sql.lockParkedJobOfRun, [runId]);
+    const [job] = await queryRows<JobRow>(client, ctx.sql.operator.lockParkedJobOfRun, [runId]);
     const run = (await lockRuns(ctx, client, [runId])).get(runId);
     if (!run) throw new NotFoundError('run', runId);
     // `running -> running` is a legal internal move, so "only parked runs resume" is checked here.
@@ -67,7 +69,7 @@ async function checkReplayable(ctx: PgContext, client: pg.PoolClient, job: JobRo
   }
   const run = (await lockRuns(ctx, client, [job.run_id])).get(job.run_id);
   if (!run) throw new NotFoundError('run', job.run_id);
-  const [rollback] = await queryRows<{ found: boolean }>(client, ctx.sql.selectAnyRollback, [run.id]);
+  const [rollback] = await queryRows<{ found: boolean }>(client, ctx.sql.operator.selectAnyRollback, [run.id]);
   if (rollback?.found) {
     throw new ConflictError('RUN_COMPENSATED', `run ${run.id} was rolled back; submit a new run instead of replaying`, {
       details: { runId: run.id, jobId: job.id },
@@ -75,7 +77,7 @@ async function checkReplayable(ctx: PgContext, client: pg.PoolClient, job: JobRo
   }
   assertReplayable(run.id, run.status, job.id);
   // A live job with the same key would make this one a duplicate; the unique index forbids it.
-  const [other] = await queryRows<{ found: boolean }>(client, ctx.sql.selectOtherLiveJobWithKey, [job.run_id, job.idempotency_key, job.id]);
+  const [other] = await queryRows<{ found: boolean }>(client, ctx.sql.operator.selectOtherLiveJobWithKey, [job.run_id, job.idempotency_key, job.id]);
   if (other?.found) {
     throw new ConflictError('INVALID_TRANSITION', `job ${job.id} has a live duplicate; nothing to replay`, {
       details: { jobId: job.id, idempotencyKey: job.idempotency_key },
@@ -87,9 +89,9 @@ async function checkReplayable(ctx: PgContext, client: pg.PoolClient, job: JobRo
  * Dead job of a dead-lettered run -> ready now with `attempt = 0`; its stage record `pending`;
  * its run `running`. A run that failed permanently or was compensated is not replayed.
  */
-export async function replayJob(ctx: PgContext, jobId: string): Promise<Job> {
+async function replayJob(ctx: PgContext, jobId: string): Promise<Job> {
   const restarted = await inTransaction(ctx.pool, async (client) => {
-    const [job] = await queryRows<JobRow>(client, ctx.sql.lockJob, [jobId]);
+    const [job] = await queryRows<JobRow>(client, ctx.sql.operator.lockJob, [jobId]);
     if (!job) throw new NotFoundError('job', jobId);
     await checkReplayable(ctx, client, job);
     return restartJob(ctx, client, job.id, true);
@@ -99,8 +101,8 @@ export async function replayJob(ctx: PgContext, jobId: string): Promise<Job> {
 }
 
 /** Pauses (no claims) or resumes a queue; the queue need not exist before. */
-export async function setQueuePaused(ctx: PgContext, queue: string, paused: boolean): Promise<void> {
-  await queryRows(ctx.pool, ctx.sql.upsertQueue, [ctx.now(), queue, paused, ctx.channel]);
+async function setQueuePaused(ctx: PgContext, queue: string, paused: boolean): Promise<void> {
+  await queryRows(ctx.pool, ctx.sql.operator.upsertQueue, [ctx.now(), queue, paused, ctx.channel]);
   if (!paused) ctx.wake([queue]);
 }
 
@@ -109,13 +111,24 @@ export async function setQueuePaused(ctx: PgContext, queue: string, paused: bool
  * count as leased) and cancels their runs with reason `queue drained`. Returns how many jobs of
  * the queue were removed.
  */
-export async function drainQueue(ctx: PgContext, queue: string): Promise<number> {
+async function drainQueue(ctx: PgContext, queue: string): Promise<number> {
   return inTransaction(ctx.pool, async (client) => {
-    const ready = await queryRows<{ id: string; run_id: string }>(client, ctx.sql.lockReadyJobsOfQueue, [queue]);
+    const ready = await queryRows<{ id: string; run_id: string }>(client, ctx.sql.operator.lockReadyJobsOfQueue, [queue]);
     const locked = await lockRuns(ctx, client, [...new Set(ready.map((job) => job.run_id))]);
     // Every run with a live job has not ended; the check keeps an impossible case harmless.
     const live = [...locked.values()].filter((run) => !isTerminal(run.status)).map((run) => run.id);
     await endLockedRuns(ctx, client, live, 'cancelled', cancelledError('queue drained'));
     return ready.length;
+  });
+}
+
+/** Operator actions over the context's pool. */
+export function createOperatorPort(ctx: PgContext): OperatorPort {
+  return ctx.port<OperatorPort>({
+    cancelRun: (runId, reason) => cancelRun(ctx, runId, reason),
+    resumeRun: (runId) => resumeRun(ctx, runId),
+    replayJob: (jobId) => replayJob(ctx, jobId),
+    setQueuePaused: (queue, paused) => setQueuePaused(ctx, queue, paused),
+    drainQueue: (queue) => drainQueue(ctx, queue),
   });
 }

@@ -3,7 +3,7 @@
  * itself — a broken client is discarded and the next checkout connects anew — as long as no
  * connection error goes unhandled: an idle client's error is logged here (it would otherwise
  * crash the process), and clients held by a transaction get a listener while they are held
- * (see `transaction.ts`).
+ * (see `inTransaction` in database.ts).
  */
 import pg from 'pg';
 import type { Logger } from '../../core/logger.ts';

@@ -67,10 +67,10 @@ export function queueStatsFromRow(row: QueueStatsRow): QueueStats {
   };
 }
 
-/** A `cache_entries` row (migration 0006): `json` columns parsed; `purge_at` is not read. */
+/** A `cache_entries` row: `json` columns parsed; `purge_at` is not read. */
 export type CacheEntryRow = CacheEntryRowOf<JsonValue>;
 
-/** A `request_records` row (migration 0006): `value` parsed. */
+/** A `request_records` row: `value` parsed. */
 export type RequestRecordRow = RequestRecordRowOf<JsonValue>;
 
 /** Row -> `CacheEntry`. */

@@ -1,11 +1,11 @@
--- 0001_create_core_tables: the tables every Backend method works on.
+-- 0001_create_core_tables: the tables every store method works on.
 --
 -- Creates: runs, stage_records, jobs, ledger, queues, fence_seq, retired_jobs.
--- Runs inside the migration transaction with search_path set to the backend's schema (and
+-- Runs inside the migration transaction with search_path set to the store's schema (and
 -- pg_temp last), so every object lands in that schema; nothing here names a schema.
 -- Invariants:
 --   * Ids, keys and queue names are COLLATE "C": byte order, the order ids are generated in
---     (listings by id are listings by age, as in every backend), and cheaper comparisons.
+--     (listings by id are listings by age, as in every store), and cheaper comparisons.
 --   * Times are epoch milliseconds (bigint), from the database clock in production (or the
 --     injected test clock, passed in as a parameter). JSON values are `json` (kept verbatim: key
 --     order and text as written, unlike jsonb).
@@ -19,12 +19,12 @@
 --     always taken on jobs before their run, so claims, commits and operator moves never wait on
 --     each other in a cycle.
 --   * Submission idempotency keys are unique per pipeline: runs_idempotency_key.
---   * fence_seq issues every fence (claims and, later, locks): strictly increasing across all
+--   * fence_seq issues every fence (job claims, cache builders): strictly increasing across all
 --     processes; a rolled-back claim leaves a gap, never a repeat.
 --   * ledger.seq numbers a run's entries 0, 1, ... in completion order; readLedger sorts by it.
 --   * retired_jobs remembers jobs deleted because their run was cancelled, superseded or drained,
 --     so a worker still holding one is told `cancelled` rather than `lease_lost`.
--- Append-only once released: add 0004_... instead of editing this file.
+-- Append-only once released: add a later migration instead of editing this file.
 
 CREATE TABLE runs (
   id               text COLLATE "C" PRIMARY KEY,

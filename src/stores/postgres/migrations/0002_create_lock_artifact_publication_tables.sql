@@ -1,13 +1,8 @@
--- 0002_create_lock_artifact_publication_tables: storage for the lock, artifact-index and
--- publication port methods that later issues add.
+-- 0002_create_lock_artifact_publication_tables: publications (and two tables nothing uses).
 --
--- Creates: locks, artifacts, publications.
+-- Creates: locks, artifacts, publications. locks and artifacts never had a reader or a writer;
+-- 0010 drops them.
 -- Invariants:
---   * locks: one row per held (or last held) named lock. `fence` comes from fence_seq (0001), so
---     lock fences and job fences share one strictly increasing sequence. Only the holder of
---     `token` may renew or release; a lock whose expires_at <= now may be taken over.
---   * artifacts: index of immutable content-addressed blobs; `ref` is `sha256:<hex>` and never
---     changes meaning once written.
 --   * publications: (subject_id, profile) -> artifact. Changed only by compare-and-set on
 --     `fence`, and never to a lower subject_version.
 -- Append-only: never edit this file once released.

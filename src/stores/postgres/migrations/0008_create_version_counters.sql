@@ -2,7 +2,7 @@
 --
 -- Creates: table version_counters; index runs_subject_id. No functions: allocateVersion is one
 -- statement (INSERT ... ON CONFLICT DO UPDATE ... RETURNING).
--- Runs with search_path set to the backend's schema (see 0001).
+-- Runs with search_path set to the store's schema (see 0001).
 -- Invariants:
 --   * version_counters: one row per (scope, key) ever allocated; `value` is the last value
 --     handed out (1 on first use). allocateVersion inserts the row or, when it exists, updates

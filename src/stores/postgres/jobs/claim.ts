@@ -1,14 +1,14 @@
 /**
- * `claimJobs`: the hot path, ONE statement (see `queries/claim.ts`, and the `claim_jobs` function of
- * migration 0004) for every requested queue.
- * This side only shapes the parameters — one lease token per job that may be claimed, drawn
- * from the injected id source — and the claimed rows.
+ * `jobs.claim`: the hot path, ONE statement for every requested queue (`claimJobs` of
+ * sql/jobs.ts, which calls the `claim_jobs` function of routines/jobs-claim.sql). This side only
+ * shapes the parameters (one lease token per job that may be claimed, drawn from the injected id
+ * source) and the claimed rows.
  */
-import type { JobState, JsonValue } from '../../core/model.ts';
-import type { ClaimedJob, ClaimRequest } from '../../core/ports/jobs.ts';
-import type { PgContext } from './context.ts';
-import { queryRows } from './database.ts';
-import { jobFromRow, runFromRow, type JobRow, type RunRow } from './rows.ts';
+import type { JobState, JsonValue } from '../../../core/model.ts';
+import type { ClaimedJob, ClaimRequest } from '../../../core/ports/jobs.ts';
+import type { PgContext } from '../context.ts';
+import { queryRows } from '../database.ts';
+import { jobFromRow, runFromRow, type JobRow, type RunRow } from '../rows.ts';
 
 /** Largest `limit` one request takes; a larger request gets at most this many jobs. */
 export const MAX_CLAIM_LIMIT = 1000;
@@ -31,7 +31,7 @@ export async function claimJobs(ctx: PgContext, requests: readonly ClaimRequest[
   if (wanted.length === 0) return [];
   const total = wanted.reduce((sum, r) => sum + r.limit, 0);
   const tokens = Array.from({ length: total }, () => ctx.ids.token());
-  const rows = await queryRows<ClaimRow>(ctx.pool, ctx.sql.claimJobs, [
+  const rows = await queryRows<ClaimRow>(ctx.pool, ctx.sql.jobs.claimJobs, [
     ctx.now(),
     wanted.map((r) => r.queue),
     wanted.map((r) => r.workerId),
@@ -44,7 +44,7 @@ export async function claimJobs(ctx: PgContext, requests: readonly ClaimRequest[
     (row): ClaimedJob => ({
       job: jobFromRow(row),
       // The statement returns the run as its snapshot saw it; a claim that started the run
-      // applied exactly this on top (see queries/claim.ts).
+      // applied exactly this on top (see routines/jobs-claim.sql).
       run: runFromRow(row.run_started_at === null ? row.run : { ...row.run, status: 'running', updated_at: row.run_started_at }),
       // Parsed per row: handlers of one batch never share a mutable outputs object.
       outputs: row.outputs ?? {},

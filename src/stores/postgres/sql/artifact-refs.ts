@@ -1,6 +1,6 @@
 /**
- * The statement of `listReferencedArtifacts`: every artifact ref something in the store may still
- * read, for garbage collection. One statement, so one snapshot of every table it reads.
+ * The statement of the `artifactRefs` sub-port: every artifact ref something in the store may
+ * still read, for garbage collection. One statement, so one snapshot of every table it reads.
  */
 import { REPLAYABLE_RUN_STATUSES } from '../../shared/artifact-refs.ts';
 import { statement, type Statement } from '../database.ts';

@@ -1,14 +1,14 @@
 /**
  * Ending runs early (cancel, supersede, drain) so that no job of them survives, inside the
  * caller's transaction, with locks taken in the store's one order: the runs' jobs first, then
- * the runs (see migration 0001), so it never waits in a cycle with a claim or a commit.
+ * the runs (see migrations/0001), so it never waits in a cycle with a claim or a commit.
  */
 import type pg from 'pg';
-import { ErrorClass } from '../../core/errors.ts';
-import type { RunStatus, StageErrorRecord } from '../../core/model.ts';
-import type { PgContext } from './context.ts';
-import { queryRows } from './database.ts';
-import { errorJsonText, type RunRow } from './rows.ts';
+import { ErrorClass } from '../../../core/errors.ts';
+import type { RunStatus, StageErrorRecord } from '../../../core/model.ts';
+import type { PgContext } from '../context.ts';
+import { queryRows } from '../database.ts';
+import { errorJsonText, type RunRow } from '../rows.ts';
 
 /** The error a cancelled (or drained) run carries. */
 export function cancelledError(reason: string): StageErrorRecord {
@@ -26,8 +26,8 @@ export function supersededError(by: { id: string; subjectVersion: number | null 
 
 /** Locks the runs (their jobs first) and returns them as they are now, by id. */
 export async function lockRuns(ctx: PgContext, client: pg.PoolClient, runIds: readonly string[]): Promise<Map<string, RunRow>> {
-  await queryRows(client, ctx.sql.lockJobsOfRuns, [runIds]);
-  const rows = await queryRows<RunRow>(client, ctx.sql.lockRuns, [runIds]);
+  await queryRows(client, ctx.sql.jobs.lockJobsOfRuns, [runIds]);
+  const rows = await queryRows<RunRow>(client, ctx.sql.jobs.lockRuns, [runIds]);
   return new Map(rows.map((row) => [row.id, row]));
 }
 
@@ -44,5 +44,5 @@ export async function endLockedRuns(
   error: StageErrorRecord,
 ): Promise<RunRow[]> {
   if (runIds.length === 0) return [];
-  return queryRows<RunRow>(client, ctx.sql.endRuns, [ctx.now(), runIds, status, errorJsonText(error)]);
+  return queryRows<RunRow>(client, ctx.sql.jobs.endRuns, [ctx.now(), runIds, status, errorJsonText(error)]);
 }

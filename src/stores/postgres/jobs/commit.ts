@@ -1,23 +1,22 @@
 /**
- * `commit`: a batch of completions and failures applied in order in ONE transaction, each fenced
- * by its own lease, by one call of the `commit_batch_with_publications` function (migration 0007,
- * formerly `commit_batch` of 0004: completions of distinct runs set-wise, anything else by
- * `commit_items` of 0003, item by item, failures by `fail_item` as replaced in 0009; each
- * committed completion's publications by compare-and-set). This side turns the items into that
- * function's JSON input — the ids of jobs to enqueue, their idempotency keys (built by
- * core/keys.ts, the run id left as a placeholder the function fills in), the publications — and
- * maps the outcomes back.
+ * `jobs.commit`: a batch of completions and failures applied in order in ONE transaction, each
+ * fenced by its own lease, by one call of the `commit_batch_with_publications` function
+ * (routines/jobs-commit.sql: completions of distinct runs set-wise, anything else item by item;
+ * each committed completion's publications by compare-and-set). This side turns the items into
+ * that function's JSON input (the ids of jobs to enqueue, their idempotency keys built by
+ * core/keys.ts with the run id left as a placeholder the function fills in, the publications)
+ * and maps the outcomes back.
  */
-import { jobIdempotencyKey } from '../../core/keys.ts';
-import { RunStatus, type RunStatus as RunStatusType } from '../../core/model.ts';
-import type { CommitItem, CommitResult, JobSpec } from '../../core/ports/jobs.ts';
-import type { PublicationRequest } from '../../core/ports/publications.ts';
-import { RUN_TRANSITIONS } from '../../core/run/transitions.ts';
-import type { PgContext } from './context.ts';
-import { queryRows } from './database.ts';
-import { errorJsonText, toJsonText } from './rows.ts';
+import { jobIdempotencyKey } from '../../../core/keys.ts';
+import { RunStatus, type RunStatus as RunStatusType } from '../../../core/model.ts';
+import type { CommitItem, CommitResult, JobSpec } from '../../../core/ports/jobs.ts';
+import type { PublicationRequest } from '../../../core/ports/publications.ts';
+import { RUN_TRANSITIONS } from '../../../core/run/transitions.ts';
+import type { PgContext } from '../context.ts';
+import { queryRows } from '../database.ts';
+import { errorJsonText, toJsonText } from '../rows.ts';
 
-/** Stands for the run id in an enqueued job's key; the commit functions replace it (see 0003, 0004). */
+/** Stands for the run id in an enqueued job's key; the commit functions replace it. */
 export const RUN_ID_PLACEHOLDER = '\u0001run\u0001';
 
 /** Run statuses that may move to `parked`, from the one transition table. */
@@ -40,8 +39,8 @@ function enqueueFields(ctx: PgContext, spec: JobSpec | null): Record<string, str
 }
 
 /**
- * The `publish` field of a completion (a JSON array of `publication_request` objects, migration
- * 0007); nothing when it publishes nothing, so such batches keep the plain set-wise path.
+ * The `publish` field of a completion (a JSON array of `publication_request` objects); nothing
+ * when it publishes nothing, so such batches keep the plain set-wise path.
  */
 function publishFields(publish: readonly PublicationRequest[] | undefined): { publish?: Record<string, string | number>[] } {
   if (publish === undefined || publish.length === 0) return {};
@@ -67,7 +66,7 @@ function itemJson(ctx: PgContext, item: CommitItem): Record<string, unknown> {
     error: errorJsonText(item.error),
     action: decision.action,
     delay_ms: decision.action === 'retry' ? Math.max(0, Math.round(decision.delayMs)) : null,
-    // dead_letter and fail (migration 0009) may start a compensation.
+    // dead_letter and fail may start a compensation.
     ...enqueueFields(ctx, decision.action === 'dead_letter' || decision.action === 'fail' ? decision.rollback : null),
   };
 }
@@ -84,7 +83,7 @@ interface CommitRow {
 export async function commit(ctx: PgContext, items: readonly CommitItem[]): Promise<CommitResult[]> {
   if (items.length === 0) return [];
   const payload = JSON.stringify(items.map((item) => itemJson(ctx, item)));
-  const rows = await queryRows<CommitRow>(ctx.pool, ctx.sql.commit, [ctx.now(), payload, ctx.channel, PARK_FROM]);
+  const rows = await queryRows<CommitRow>(ctx.pool, ctx.sql.jobs.commit, [ctx.now(), payload, ctx.channel, PARK_FROM]);
   ctx.wake(rows.flatMap((row) => (row.woken_queue === null ? [] : [row.woken_queue])));
   return rows.map((row): CommitResult => {
     if (row.outcome !== 'committed') return { outcome: row.outcome };

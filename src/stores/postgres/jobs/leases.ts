@@ -1,17 +1,17 @@
 /**
  * Lease upkeep: heartbeats (`renewLeases`), graceful hand-back (`releaseJobs`) and the reaper
- * (`reapExpiredLeases`). Each is ONE statement over all its jobs (see `queries/jobs.ts`).
+ * (`reapExpiredLeases`). Each is ONE statement over all its jobs (see sql/jobs.ts).
  */
-import type { JsonValue } from '../../core/model.ts';
-import type { LeaseRef, LeaseRenewal, LeaseStatus, ReapResult } from '../../core/ports/jobs.ts';
-import type { PgContext } from './context.ts';
-import { queryRows } from './database.ts';
-import { toJsonText } from './rows.ts';
+import type { JsonValue } from '../../../core/model.ts';
+import type { LeaseRef, LeaseRenewal, LeaseStatus, ReapResult } from '../../../core/ports/jobs.ts';
+import type { PgContext } from '../context.ts';
+import { queryRows } from '../database.ts';
+import { toJsonText } from '../rows.ts';
 
 /** Extends each lease still held by the `leaseMs` granted at claim, in input order. */
 export async function renewLeases(ctx: PgContext, renewals: readonly LeaseRenewal[]): Promise<LeaseStatus[]> {
   if (renewals.length === 0) return [];
-  const rows = await queryRows<{ lease_until: number | null; refusal: 'lost' | 'cancelled' | null }>(ctx.pool, ctx.sql.renewLeases, [
+  const rows = await queryRows<{ lease_until: number | null; refusal: 'lost' | 'cancelled' | null }>(ctx.pool, ctx.sql.jobs.renewLeases, [
     ctx.now(),
     renewals.map((r) => r.jobId),
     renewals.map((r) => r.token),
@@ -32,7 +32,7 @@ export async function renewLeases(ctx: PgContext, renewals: readonly LeaseRenewa
  */
 export async function releaseJobs(ctx: PgContext, leases: readonly LeaseRef[]): Promise<number> {
   if (leases.length === 0) return 0;
-  const rows = await queryRows<{ queue: string }>(ctx.pool, ctx.sql.releaseJobs, [
+  const rows = await queryRows<{ queue: string }>(ctx.pool, ctx.sql.jobs.releaseJobs, [
     ctx.now(),
     leases.map((l) => l.jobId),
     leases.map((l) => l.token),
@@ -44,7 +44,7 @@ export async function releaseJobs(ctx: PgContext, leases: readonly LeaseRef[]): 
 
 /** Moves every job whose lease expired back to ready (a redelivery), counted per queue. */
 export async function reapExpiredLeases(ctx: PgContext): Promise<ReapResult> {
-  const rows = await queryRows<{ queue: string; redelivered: number }>(ctx.pool, ctx.sql.reapExpired, [ctx.now(), ctx.channel]);
+  const rows = await queryRows<{ queue: string; redelivered: number }>(ctx.pool, ctx.sql.jobs.reapExpired, [ctx.now(), ctx.channel]);
   ctx.wake(rows.map((row) => row.queue));
   return { redelivered: Object.fromEntries(rows.map((row) => [row.queue, row.redelivered])) };
 }

@@ -1,13 +1,14 @@
 /**
- * Statements on remembered client requests (`request_records`, migration 0006): written once per
- * `(scope, key)` and never changed.
+ * Statements of the `requests` sub-port: remembered client requests (`request_records`), written
+ * once per `(scope, key)` and never changed.
  */
 import { statement, type Statement } from '../database.ts';
 
 /**
  * In: now, scope, key, request hash, value JSON. Out: one row: `created` (this call stored the
  * record) and the stored record's columns — this call's, or the first request's. The
- * `remember_request` function (0006) reads the winner's row after losing an insert race.
+ * `remember_request` function (routines/requests.sql) reads the winner's row after losing an
+ * insert race.
  */
 export const rememberRequest = (s: string): Statement =>
   statement(

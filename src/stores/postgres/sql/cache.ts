@@ -1,8 +1,9 @@
 /**
- * Statements on the single-flight cache (`cache_entries`, migration 0006). Each export builds one
- * statement for a schema `s` (quoted); `$1` is always "now" (NULL: the database clock). Every
- * statement is one transaction (autocommit); ending, renewing or releasing a build is fenced by
- * the builder token in its WHERE clause, so a caller whose build was taken over changes nothing.
+ * Statements of the `cache` sub-port: the single-flight cache (`cache_entries`). Each export
+ * builds one statement for a schema `s` (quoted); `$1` is always "now" (NULL: the database
+ * clock). Every statement is one transaction (autocommit); ending, renewing or releasing a build
+ * is fenced by the builder token in its WHERE clause, so a caller whose build was taken over
+ * changes nothing.
  */
 import { nowFrom, statement, type Statement } from '../database.ts';
 
@@ -13,12 +14,12 @@ const NOW = nowFrom(1);
 const ENTRY_COLUMNS =
   'cache, key, status, value, error, builder_owner, builder_token, builder_fence, builder_until, expires_at, stale_until, updated_at';
 
-/** Clears the builder lease (the four columns go together, see 0006). */
+/** Clears the builder lease (the four columns are set and cleared together). */
 const CLEAR_BUILDER = 'builder_owner = NULL, builder_token = NULL, builder_fence = NULL, builder_until = NULL';
 
 /**
  * In: now, cache, key, owner, token, lease ms. Out: one row: state, revalidate, and the entry's
- * columns after the call. The `acquire_cache_entry` function (0006) reads without a lock when
+ * columns after the call. The `acquire_cache_entry` function (routines/cache.sql) reads without a lock when
  * nothing is to be taken, else decides again under the row lock (or by the insert race), so one
  * caller at a time holds the builder lease.
  */

@@ -1,5 +1,5 @@
 /**
- * Statements on version counters (`version_counters`, migration 0008).
+ * Statements of the `versions` sub-port: race-free counters (`version_counters`).
  */
 import { nowFrom, statement, type Statement } from '../database.ts';
 

@@ -1,7 +1,7 @@
 /**
- * Statements on publications (migrations 0002, 0007): the pointer `(subject, profile) -> artifact`
- * consumers read. They are set only inside `commit` (the `apply_publications` function of 0007,
- * by compare-and-set); here they are read, and removed when their subject is deleted.
+ * Statements of the `publications` sub-port: the pointer `(subject, profile) -> artifact`
+ * consumers read. They are set only inside `commit`, by compare-and-set (`apply_publications`,
+ * routines/publications.sql); here they are read, and removed when their subject is deleted.
  */
 import { statement, type Statement } from '../database.ts';
 
