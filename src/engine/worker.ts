@@ -120,7 +120,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
       }
       if (claimed === 0 && !stopping) await sleep(pollMs);
       // Yield one event-loop turn before the next claim, so that wakes from many submissions and
-      // commits coalesce into one claim transaction with a large batch (8x fewer transactions).
+      // commits coalesce into one claim transaction with a large batch (far fewer transactions).
       else await deps.clock.sleep(0);
     }
   };

@@ -1,5 +1,5 @@
 /**
- * What `Store.listReferencedArtifacts` looks for, defined once for every store: which JSON
+ * What `Store.artifactRefs.list` looks for, defined once for every store: which JSON
  * text counts as a reference to an artifact, which runs may still read theirs, and the order the
  * result comes in. Every store scans the JSON *text* of a value (not its parsed tree), so a ref
  * is found wherever it sits — in a string, inside a longer string, or as an object key — and the

@@ -1,6 +1,6 @@
 /**
  * The table rows every SQL store shares (snake_case columns, epoch-ms integers) and their
- * mapping to the domain records of `core/model.ts` and `core/ports.ts`. Drivers differ only in how a JSON column
+ * mapping to the domain records of `core/model.ts` and `core/ports/`. Drivers differ only in how a JSON column
  * arrives — SQLite hands back TEXT, `pg` an already-parsed value — so the row types take that
  * encoding as a type parameter and {@link createRowMapping} takes the decoders; each store
  * keeps its own decoding and this module keeps the one field-by-field mapping.

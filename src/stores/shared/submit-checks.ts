@@ -1,5 +1,5 @@
 /**
- * The checks every store makes on a batch of submissions (`Store.submitRuns`), and the errors
+ * The checks every store makes on a batch of submissions (`Store.jobs.submit`), and the errors
  * they raise, written once so that every store rejects the same batch with the same error and
  * the same `details` (`index` = the failing request's position in the batch).
  */
