@@ -55,6 +55,16 @@ export type { RunDetail } from './core/ports/reads.ts';
 export type { RequestRecord } from './core/ports/requests.ts';
 export type { Store } from './core/ports/store.ts';
 export { createKiln } from './engine/create-kiln.ts';
+export {
+  VerifyCheck,
+  ViolationKind,
+  type Violation,
+  type ViolationIds,
+  type VerifyOptions,
+  type VerifyReport,
+  type VerifyProgress,
+  type CheckSummary,
+} from './engine/verify/verify-types.ts';
 export type { SingleFlightCache, CacheKeyOptions, CacheLookup, CacheBuildContext } from './core/cache.ts';
 export { ifNoneMatch } from './http/pipeline-routes.ts';
 export type { PipelineRoutes, PipelineRoutesOptions, PipelineRequest, PipelineReply } from './http/pipeline-routes.ts';

@@ -19,7 +19,7 @@ import { mkdir, open, readdir, readFile, rename, rm, stat, utimes } from 'node:f
 import { dirname, join, resolve } from 'node:path';
 import { systemClock, type Clock } from '../core/clock.ts';
 import { NotFoundError, PipelineError, ValidationError } from '../core/errors.ts';
-import type { ArtifactRef, ArtifactStore, StoredArtifact } from '../core/ports/artifact-store.ts';
+import type { ArtifactRef, ArtifactStore, StoredArtifact, StoredTemp } from '../core/ports/artifact-store.ts';
 
 /** Options of {@link createFsArtifactStore}. */
 export interface FsArtifactStoreOptions {
@@ -88,6 +88,7 @@ export function createFsArtifactStore(options: FsArtifactStoreOptions): FsArtifa
     has: async (ref) => (await statRef(ref)) !== null,
     stat: statRef,
     collectOrphanedTemps: (olderThanMs) => collectTemps(tmpDir, clock.now() - olderThanMs),
+    listTemps: () => listTemps(tmpDir),
     list: () => listObjects(join(root, 'objects', 'sha256')),
     remove: (ref, removeOptions) => removeObject(layout, ref, removeOptions?.notModifiedAfter),
     pathOf: (ref) => layout.objectPath(parseRef(ref)),
@@ -257,22 +258,22 @@ async function removeObject(layout: Layout, ref: string, notModifiedAfter = Numb
   return existed;
 }
 
+/** The temp files under `tmp/` with their size and last write (a file gone meanwhile is skipped). */
+async function* listTemps(tmpDir: string): AsyncIterable<StoredTemp> {
+  for (const name of await readdirOrEmpty(tmpDir)) {
+    if (!name.endsWith(TEMP_SUFFIX)) continue;
+    const info = await statOrNull(join(tmpDir, name));
+    if (info) yield { path: `tmp/${name}`, size: info.size, modifiedAt: info.mtimeMs };
+  }
+}
+
 /** Removes temp files last modified before `cutoffMs` (epoch ms); returns how many. */
 async function collectTemps(tmpDir: string, cutoffMs: number): Promise<number> {
-  let names: string[];
-  try {
-    names = await readdir(tmpDir);
-  } catch (err) {
-    if (isCode(err, 'ENOENT')) return 0;
-    throw err;
-  }
   let removed = 0;
-  for (const name of names.filter((n) => n.endsWith(TEMP_SUFFIX))) {
-    const path = join(tmpDir, name);
+  for await (const temp of listTemps(tmpDir)) {
     // A put still writing keeps touching its file's mtime, so only stalled (crashed) writes qualify.
-    const info = await statOrNull(path);
-    if (!info || info.mtimeMs >= cutoffMs) continue;
-    await rm(path, { force: true });
+    if (temp.modifiedAt >= cutoffMs) continue;
+    await rm(join(tmpDir, temp.path.slice('tmp/'.length)), { force: true });
     removed += 1;
   }
   return removed;

@@ -15,6 +15,7 @@ import type { Kiln, KilnOptions } from './kiln-types.ts';
 import type { RunEndedEvent } from './worker-deps.ts';
 import { createStagePlan } from './stage-plan.ts';
 import { collectArtifacts } from './artifact-gc.ts';
+import { DEFAULT_VERIFY_LEASE_GRACE_MS, DEFAULT_VERIFY_TEMP_GRACE_MS, verifyStore } from './verify/verify-store.ts';
 import { createSingleFlightCache } from './single-flight-cache.ts';
 import { createWorker } from './worker.ts';
 
@@ -164,6 +165,15 @@ export function createKiln(options: KilnOptions): Kiln {
     },
     cache,
     collectArtifacts: (gcOptions) => collectArtifacts({ store, artifacts, clock }, gcOptions),
+    verify: (verifyOptions = {}) =>
+      verifyStore(
+        { store, artifacts, clock },
+        {
+          ...verifyOptions,
+          leaseGraceMs: verifyOptions.leaseGraceMs ?? DEFAULT_VERIFY_LEASE_GRACE_MS,
+          tempGraceMs: verifyOptions.tempGraceMs ?? DEFAULT_VERIFY_TEMP_GRACE_MS,
+        },
+      ),
     getPublication: (subjectId, profile) => store.publications.get(subjectId, profile),
     listPublications: (subjectId) => store.publications.list(subjectId),
     deletePublications: (subjectId, profiles) => store.publications.delete(subjectId, profiles),

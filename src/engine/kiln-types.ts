@@ -10,6 +10,7 @@ import type { PipelineDefinition } from '../core/pipeline/define-pipeline.ts';
 import type { StagePolicy, StagePolicyOverrides } from '../core/policy/stage-policy.ts';
 import type { SingleFlightCache } from '../core/cache.ts';
 import type { ArtifactGcOptions, ArtifactGcReport } from './artifact-gc.ts';
+import type { VerifyOptions, VerifyReport } from './verify/verify-types.ts';
 import type { RunEndedEvent } from './worker-deps.ts';
 import type { ArtifactStore } from '../core/ports/artifact-store.ts';
 import type { SubmitRunResult } from '../core/ports/jobs.ts';
@@ -129,6 +130,11 @@ export interface Kiln {
   createWorker(options?: WorkerOptions): Worker;
   /** Removes (or with `dryRun` lists) artifacts nothing references any more; see artifact-gc.ts. */
   collectArtifacts(options: ArtifactGcOptions): Promise<ArtifactGcReport>;
+  /**
+   * Audits the store's invariants and lists each violation with its ids (see verify/verify-store.ts);
+   * changes nothing. Graces default to 1 min (leases) and 1 h (temp files).
+   */
+  verify(options?: Partial<VerifyOptions>): Promise<VerifyReport>;
   /** A pipeline's parsed settings (what its stages get as `ctx.settings`); null without `parseSettings`. */
   settingsOf(pipeline: string): JsonValue;
   /** The single-flight cache (the same one stage handlers get as `ctx.cache`). */
@@ -163,4 +169,4 @@ export interface Kiln {
   waitForRun(runId: string, options?: { timeoutMs?: number; statuses?: readonly RunStatus[] }): Promise<RunDetail>;
 }
 
-export type { JsonValue, RunEndedEvent, ArtifactGcOptions, ArtifactGcReport };
+export type { JsonValue, RunEndedEvent, ArtifactGcOptions, ArtifactGcReport, VerifyOptions, VerifyReport };

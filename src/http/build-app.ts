@@ -14,6 +14,7 @@ import { jobRoutes } from './routes/jobs.ts';
 import { metricsRoutes, type MetricsSource } from './routes/metrics.ts';
 import { queueRoutes } from './routes/queues.ts';
 import { runRoutes } from './routes/runs.ts';
+import { verifyRoutes } from './routes/verify.ts';
 import { typeboxValidatorCompiler } from './typebox-validator.ts';
 
 /** Largest accepted request body unless configured (`http.bodyLimitBytes`). */
@@ -34,7 +35,12 @@ export interface AppDeps {
   requestTimeoutMs?: number;
   /** Pipelines' own routes; each is mounted when its pipeline is registered with `kiln`. */
   routes?: readonly PipelineRoutes[];
+  /** Default temp grace of `GET /v1/verify` (the reaper's `worker.tempGraceMs`). @default 1 h */
+  verifyTempGraceMs?: number;
 }
+
+/** Share of the request deadline `GET /v1/verify` may audit for; the rest is left to answer in. */
+const VERIFY_BUDGET_SHARE = 0.8;
 
 /**
  * fastify wants pino's full method set; kiln's Logger port has the common four. Missing levels
@@ -71,7 +77,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.setValidatorCompiler(typeboxValidatorCompiler);
   installErrorEnvelope(app);
   // Before any route: the hook wraps only routes registered after it.
-  installRequestDeadline(app, deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+  const requestTimeoutMs = deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  installRequestDeadline(app, requestTimeoutMs);
 
   // multipart/form-data for pipelines' upload routes (`request.file()`); file size limits are per route.
   void app.register(multipart, { throwFileSizeLimit: true, limits: { files: 1 } });
@@ -80,6 +87,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(runRoutes, { kiln: deps.kiln });
   void app.register(jobRoutes, { kiln: deps.kiln });
   void app.register(queueRoutes, { kiln: deps.kiln });
+  const verifyBudgetMs = Math.max(1, Math.floor(requestTimeoutMs * VERIFY_BUDGET_SHARE));
+  void app.register(verifyRoutes, {
+    kiln: deps.kiln,
+    budgetMs: verifyBudgetMs,
+    ...(deps.verifyTempGraceMs === undefined ? {} : { tempGraceMs: deps.verifyTempGraceMs }),
+  });
   for (const routes of deps.routes ?? []) {
     if (deps.kiln.pipelines.has(routes.pipeline)) void app.register(routes.plugin, { kiln: deps.kiln });
   }

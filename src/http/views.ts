@@ -4,6 +4,7 @@
  */
 import type { Job, JsonValue, QueueStats, Run, StageErrorRecord, StageRecord } from '../core/model.ts';
 import type { RunDetail } from '../core/ports/reads.ts';
+import type { VerifyReport } from '../engine/verify/verify-types.ts';
 
 /** An epoch-ms time as ISO-8601, keeping `null`. */
 function isoTime(ms: number | null): string | null {
@@ -115,4 +116,12 @@ export function queueView(stats: QueueStats): QueueView {
     dead: stats.dead,
     oldestReadyAgeMs: stats.oldestReadyAgeMs,
   };
+}
+
+/** An invariant audit as the API (and `kiln verify --json`) shows it: `startedAt` as ISO-8601. */
+export type VerifyReportView = Omit<VerifyReport, 'startedAt'> & { startedAt: string };
+
+/** Converts an audit report. */
+export function verifyReportView(report: VerifyReport): VerifyReportView {
+  return { ...report, startedAt: new Date(report.startedAt).toISOString() };
 }

@@ -8,6 +8,7 @@
 import { describe } from 'node:test';
 import type { StoreHarness } from './fixture.ts';
 import { describeArtifactRefsPort } from './suite-artifact-refs.ts';
+import { describeAuditPort } from './suite-audit.ts';
 import { describeCachePort } from './suite-cache.ts';
 import { describeJobsPort } from './suite-jobs.ts';
 import { describeOperatorPort } from './suite-operator.ts';
@@ -31,5 +32,6 @@ export function describeStoreSuite(name: string, harness: StoreHarness): void {
     describeRequestsPort(harness);
     describeVersionsPort(harness);
     describeArtifactRefsPort(harness);
+    describeAuditPort(harness);
   });
 }

@@ -50,6 +50,7 @@ const unusedArtifacts: ArtifactStore = {
   get: () => Promise.reject(new Error('artifacts not used in engine tests')),
   has: () => Promise.resolve(false),
   collectOrphanedTemps: () => Promise.resolve(0),
+  listTemps: async function* () {},
   list: async function* () {},
   remove: () => Promise.resolve(false),
 };

@@ -31,6 +31,7 @@ async function serve(ctx: CliContext, options: ServeOptions): Promise<void> {
     bodyLimitBytes: config.http.bodyLimitBytes,
     requestTimeoutMs: config.http.requestTimeoutMs,
     routes: builtinRoutes,
+    verifyTempGraceMs: config.worker.tempGraceMs,
   });
   let url: string;
   try {

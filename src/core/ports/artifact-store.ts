@@ -21,6 +21,8 @@ export interface ArtifactStore {
   has(ref: string): Promise<boolean>;
   /** Removes temp files older than `olderThanMs`; returns how many. */
   collectOrphanedTemps(olderThanMs: number): Promise<number>;
+  /** Every temp file (writes in progress, or left by a crashed write), in no particular order; removes nothing. */
+  listTemps(): AsyncIterable<StoredTemp>;
   /** Every stored object, in no particular order, with when it was last written (epoch ms). */
   list(): AsyncIterable<StoredArtifact>;
   /**
@@ -35,5 +37,14 @@ export interface StoredArtifact {
   ref: string;
   size: number;
   /** Last write (a re-put of the same content refreshes it), epoch ms. */
+  modifiedAt: number;
+}
+
+/** A temp file as `ArtifactStore.listTemps` reports it. */
+export interface StoredTemp {
+  /** Where it is, relative to the artifact store (e.g. `tmp/<random>.tmp`). */
+  path: string;
+  size: number;
+  /** Last write, epoch ms: a write in progress keeps moving it. */
   modifiedAt: number;
 }

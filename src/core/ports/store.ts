@@ -6,6 +6,7 @@
  * defines this behaviour once, one suite file per sub-port.
  */
 import type { ArtifactRefsPort } from './artifact-refs.ts';
+import type { AuditPort } from './audit.ts';
 import type { CachePort } from './cache.ts';
 import type { JobsPort } from './jobs.ts';
 import type { OperatorPort } from './operator.ts';
@@ -60,6 +61,8 @@ export interface Store {
   readonly versions: VersionsPort;
   /** Artifact references garbage collection must keep. */
   readonly artifactRefs: ArtifactRefsPort;
+  /** Paged read-only scans for the invariant audit (`kiln verify`). */
+  readonly audit: AuditPort;
 
   /** Applies pending migrations; safe when several processes call it at once. */
   migrate(): Promise<MigrationResult>;

@@ -8,8 +8,9 @@ import type { Clock } from '../../core/clock.ts';
 import type { IdGenerator } from '../../core/ids.ts';
 import type { Store, StoreCapabilities } from '../../core/ports/store.ts';
 import { createArtifactRefsPort } from './artifact-refs.ts';
+import { createAuditPort } from './audit.ts';
 import { createCachePort } from './cache.ts';
-import { createContext } from './context.ts';
+import { createContext, type MemoryContext } from './context.ts';
 import { createJobsPort } from './jobs.ts';
 import { applyMigrations, readSchemaVersionInfo } from './migrate.ts';
 import { createOperatorPort } from './operator.ts';
@@ -32,7 +33,14 @@ export interface MemoryStoreDeps {
 
 /** Creates a memory store over a fresh, empty state. */
 export function buildMemoryStore(deps: MemoryStoreDeps): Store {
-  const ctx = createContext(deps.clock, deps.ids);
+  return buildMemoryStoreOn(createContext(deps.clock, deps.ids));
+}
+
+/**
+ * The store over a context the caller made: tests that must break an invariant on purpose (which
+ * no port method can) hold the context and change its state directly.
+ */
+export function buildMemoryStoreOn(ctx: MemoryContext): Store {
   const { state } = ctx;
   return {
     capabilities: CAPABILITIES,
@@ -44,6 +52,7 @@ export function buildMemoryStore(deps: MemoryStoreDeps): Store {
     requests: createRequestsPort(ctx),
     versions: createVersionsPort(ctx),
     artifactRefs: createArtifactRefsPort(ctx),
+    audit: createAuditPort(ctx),
     migrate: ctx.atomic(() => applyMigrations(state)),
     schemaVersion: ctx.atomic(() => readSchemaVersionInfo(state)),
     now: ctx.atomic(() => state.clock.now()),

@@ -13,6 +13,7 @@ import { mapError } from './errors.ts';
 import { quoteIdentifier } from './identifiers.ts';
 import { assertKnownVersion, latestSchemaVersion, readSchemaVersion } from './migrate.ts';
 import * as artifactRefsSql from './sql/artifact-refs.ts';
+import * as auditSql from './sql/audit.ts';
 import * as cacheSql from './sql/cache.ts';
 import * as jobsSql from './sql/jobs.ts';
 import * as operatorSql from './sql/operator.ts';
@@ -34,6 +35,7 @@ export function buildStatements(schema: string) {
     requests: buildAll(requestsSql, s),
     versions: buildAll(versionsSql, s),
     artifactRefs: buildAll(artifactRefsSql, s),
+    audit: buildAll(auditSql, s),
   };
 }
 

@@ -9,6 +9,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { IdGenerator } from '../../core/ids.ts';
 import type { Store, StoreCapabilities } from '../../core/ports/store.ts';
 import { createArtifactRefsPort } from './artifact-refs.ts';
+import { createAuditPort } from './audit.ts';
 import { createCachePort } from './cache.ts';
 import { createContext, storeNow } from './context.ts';
 import { mapError } from './errors.ts';
@@ -69,6 +70,7 @@ export function buildPostgresStore(deps: PostgresStoreDeps): PostgresStore {
     requests: createRequestsPort(ctx),
     versions: createVersionsPort(ctx),
     artifactRefs: createArtifactRefsPort(ctx),
+    audit: createAuditPort(ctx),
     migrate: ctx.guard(async () => {
       const result = await applyMigrations(pool, schema, ctx.now());
       ctx.schemaMigrated();

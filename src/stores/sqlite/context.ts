@@ -13,6 +13,7 @@ import type { SqliteDatabase } from './connection.ts';
 import { mapError } from './errors.ts';
 import { assertKnownVersion, latestSchemaVersion, readSchemaVersion } from './migrate.ts';
 import { prepareArtifactRefsStatements } from './sql/artifact-refs.ts';
+import { prepareAuditStatements } from './sql/audit.ts';
 import { prepareCacheStatements } from './sql/cache.ts';
 import { prepareJobsStatements } from './sql/jobs.ts';
 import { prepareOperatorStatements } from './sql/operator.ts';
@@ -37,6 +38,7 @@ function prepareStatements(db: SqliteDatabase) {
     ...prepareRequestsStatements(db),
     ...prepareVersionsStatements(db),
     ...prepareArtifactRefsStatements(db),
+    ...prepareAuditStatements(db),
   };
 }
 

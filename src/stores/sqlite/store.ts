@@ -7,6 +7,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { IdGenerator } from '../../core/ids.ts';
 import type { Store, StoreCapabilities } from '../../core/ports/store.ts';
 import { createArtifactRefsPort } from './artifact-refs.ts';
+import { createAuditPort } from './audit.ts';
 import { createCachePort } from './cache.ts';
 import type { SqliteDatabase } from './connection.ts';
 import { createContext } from './context.ts';
@@ -45,6 +46,7 @@ export function buildSqliteStore(deps: SqliteStoreDeps): Store {
     requests: createRequestsPort(ctx),
     versions: createVersionsPort(ctx),
     artifactRefs: createArtifactRefsPort(ctx),
+    audit: createAuditPort(ctx),
     // Migrations open their own transaction; the version read must work before any migration.
     migrate: ctx.outside(() => applyMigrations(ctx.db, ctx.clock.now())),
     schemaVersion: ctx.outside(() => readSchemaVersionInfo(ctx.db)),
