@@ -26,10 +26,15 @@ function filesUnder(dir: string): string[] {
     .sort();
 }
 
-async function listAll(store: { list(): AsyncIterable<{ ref: string; size: number; modifiedAt: number }> }) {
-  const all = [];
-  for await (const o of store.list()) all.push(o);
+/** Everything an async iterable yields. */
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
   return all;
+}
+
+function listAll(store: { list(): AsyncIterable<{ ref: string; size: number; modifiedAt: number }> }) {
+  return collect(store.list());
 }
 
 const statMtime = (path: string): number => statSync(path).mtimeMs;
@@ -103,6 +108,17 @@ describe('fs artifact store', () => {
     assert.equal(await store.collectOrphanedTemps(graceMs), 1);
     assert.deepEqual(filesUnder(join(root, 'tmp')), []);
     assert.deepEqual(filesUnder(root), [], 'a half-written object never became visible');
+  });
+
+  test('listTemps reports every temp with its size and last write, and removes nothing', async () => {
+    const store = createFsArtifactStore({ root });
+    assert.deepEqual(await collect(store.listTemps()), [], 'no tmp/ yet');
+    mkdirSync(join(root, 'tmp'));
+    writeFileSync(join(root, 'tmp', 'a.tmp'), 'half');
+    writeFileSync(join(root, 'tmp', 'not-a-temp'), 'stray');
+    utimesSync(join(root, 'tmp', 'a.tmp'), new Date(1_000_000), new Date(1_000_000));
+    assert.deepEqual(await collect(store.listTemps()), [{ path: 'tmp/a.tmp', size: 4, modifiedAt: 1_000_000 }]);
+    assert.deepEqual(filesUnder(join(root, 'tmp')).sort(), ['a.tmp', 'not-a-temp']);
   });
 
   test('collecting temps before anything was written finds none', async () => {

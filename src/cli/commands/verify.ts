@@ -9,7 +9,7 @@
 import type { Command } from 'commander';
 import { SingleBar } from 'cli-progress';
 import { ValidationError } from '../../core/errors.ts';
-import { VERIFY_CHECKS, type VerifyCheck, type VerifyProgress, type VerifyReport, type Violation } from '../../engine/verify/verify-types.ts';
+import { VERIFY_CHECKS, VerifyCheck, type VerifyProgress, type VerifyReport, type Violation } from '../../engine/verify/verify-types.ts';
 import { verifyReportView } from '../../http/views.ts';
 import type { CliContext } from '../cli-context.ts';
 import { ExitCode } from '../exit-codes.ts';
@@ -42,10 +42,10 @@ function parseCount(raw: string): number {
 }
 
 /** A progress line on stderr while the audit reads (terminals only). */
-function createProgressLine(ctx: CliContext): { update(progress: VerifyProgress): void; stop(): void } {
+function createProgressLine(ctx: CliContext, firstCheck: VerifyCheck): { update(progress: VerifyProgress): void; stop(): void } {
   if ((ctx.stderr as { isTTY?: boolean }).isTTY !== true) return { update: () => {}, stop: () => {} };
   const bar = new SingleBar({ stream: ctx.stderr, hideCursor: true, format: 'verify {check} | {value} read | {violations} violations | {duration_formatted}' });
-  bar.start(0, 0, { check: VERIFY_CHECKS[0], violations: 0 });
+  bar.start(0, 0, { check: firstCheck, violations: 0 });
   return {
     update: (p) => bar.update(p.scanned, { check: p.check, violations: p.violations }),
     stop: () => bar.stop(),
@@ -88,7 +88,8 @@ export function registerVerifyCommand(program: Command, ctx: CliContext): void {
         const stop = new AbortController();
         // A first Ctrl-C ends the audit with what it found so far; a second one exits at once.
         void ctx.shutdownRequested().then(() => stop.abort());
-        const progress = createProgressLine(ctx);
+        const firstCheck = VERIFY_CHECKS.find((check) => options.checks?.includes(check) ?? true) ?? VerifyCheck.publications;
+        const progress = createProgressLine(ctx, firstCheck);
         let report: VerifyReport;
         try {
           report = await kiln.verify({
