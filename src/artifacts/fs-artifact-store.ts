@@ -258,22 +258,27 @@ async function removeObject(layout: Layout, ref: string, notModifiedAfter = Numb
   return existed;
 }
 
-/** The temp files under `tmp/` with their size and last write (a file gone meanwhile is skipped). */
-async function* listTemps(tmpDir: string): AsyncIterable<StoredTemp> {
+/** The temp files under `tmp/`: file name, size and last write (a file gone meanwhile is skipped). */
+async function* tempFiles(tmpDir: string): AsyncIterable<{ name: string; size: number; mtimeMs: number }> {
   for (const name of await readdirOrEmpty(tmpDir)) {
     if (!name.endsWith(TEMP_SUFFIX)) continue;
     const info = await statOrNull(join(tmpDir, name));
-    if (info) yield { path: `tmp/${name}`, size: info.size, modifiedAt: info.mtimeMs };
+    if (info) yield { name, size: info.size, mtimeMs: info.mtimeMs };
   }
+}
+
+/** The temp files as `ArtifactStore.listTemps` reports them. */
+async function* listTemps(tmpDir: string): AsyncIterable<StoredTemp> {
+  for await (const temp of tempFiles(tmpDir)) yield { path: `tmp/${temp.name}`, size: temp.size, modifiedAt: temp.mtimeMs };
 }
 
 /** Removes temp files last modified before `cutoffMs` (epoch ms); returns how many. */
 async function collectTemps(tmpDir: string, cutoffMs: number): Promise<number> {
   let removed = 0;
-  for await (const temp of listTemps(tmpDir)) {
+  for await (const temp of tempFiles(tmpDir)) {
     // A put still writing keeps touching its file's mtime, so only stalled (crashed) writes qualify.
-    if (temp.modifiedAt >= cutoffMs) continue;
-    await rm(join(tmpDir, temp.path.slice('tmp/'.length)), { force: true });
+    if (temp.mtimeMs >= cutoffMs) continue;
+    await rm(join(tmpDir, temp.name), { force: true });
     removed += 1;
   }
   return removed;

@@ -1,7 +1,7 @@
 /**
  * Conformance, audit sub-port: paged read-only scans for `kiln verify`. Through the port a store
  * can only be healthy, so these tests pin down what each scan returns from healthy states, how
- * pages follow one another and where a scan ends; the verify tests (test/integration/verify-*.ts,
+ * pages follow one another and where a scan ends; the verify tests (test/integration/verify.test.ts,
  * test/e2e/cli-verify.test.ts) break invariants on purpose in each store and see them found.
  */
 import assert from 'node:assert/strict';

@@ -94,6 +94,7 @@ test('kiln verify finds nothing after real runs, then each invariant broken on p
   withDb(dbPath, (db) => {
     assert.equal(db.prepare('DELETE FROM jobs WHERE run_id = ?').run(stuckRunId).changes, 1);
     assert.equal(db.prepare("DELETE FROM ledger WHERE run_id = ? AND stage = 'process' AND kind = 'stage'").run(sleepRunId).changes, 1);
+    assert.equal(db.prepare("UPDATE stage_records SET status = 'running' WHERE run_id = ? AND stage = 'finish'").run(sleepRunId).changes, 1);
   });
   const orphan = await writeTemp(root, 'crashed.tmp', Date.now() - 2 * 3600_000);
   await writeTemp(root, 'writing.tmp', Date.now() - 60_000);
@@ -105,6 +106,7 @@ test('kiln verify finds nothing after real runs, then each invariant broken on p
     `LEASE_EXPIRED_UNREAPED ${staleJobId}`,
     `RUN_WITHOUT_JOB ${stuckRunId}`,
     `LEDGER_ENTRY_MISSING ${sleepRunId}/process`,
+    `LEDGER_ENTRY_UNEXPECTED ${sleepRunId}/finish`,
     `TEMP_FILE_ORPHANED ${orphan}`,
   ];
 
@@ -119,17 +121,17 @@ test('kiln verify finds nothing after real runs, then each invariant broken on p
   assert.equal(text.code, ExitCode.failure);
   for (const line of expected) assert.ok(text.stdout.includes(line.split(' ')[0] ?? ''), `${line} in\n${text.stdout}`);
   assert.match(text.stdout, new RegExp(`runId=${stuckRunId}`));
-  assert.match(text.stdout, /^8 violations$/m);
+  assert.match(text.stdout, /^9 violations$/m);
 
   // A grace longer than the lease's day and the temp's two hours leaves only the rest; one check alone reads only its records.
   const lenient = await kiln('verify', '--grace', '72h', '--json');
   assert.deepEqual(
     found(JSON.parse(lenient.stdout) as VerifyReport).map((v) => v.split(' ')[0]),
-    ['CACHE_ARTIFACT_CORRUPT', 'CACHE_ARTIFACT_MISSING', 'LEDGER_ENTRY_MISSING', 'PUBLICATION_ARTIFACT_CORRUPT', 'PUBLICATION_ARTIFACT_MISSING', 'RUN_WITHOUT_JOB'],
+    ['CACHE_ARTIFACT_CORRUPT', 'CACHE_ARTIFACT_MISSING', 'LEDGER_ENTRY_MISSING', 'LEDGER_ENTRY_UNEXPECTED', 'PUBLICATION_ARTIFACT_CORRUPT', 'PUBLICATION_ARTIFACT_MISSING', 'RUN_WITHOUT_JOB'],
   );
   const ledgerOnly = await kiln('verify', '--checks', 'ledger', '--json');
   assert.equal(ledgerOnly.code, ExitCode.failure);
-  assert.deepEqual(found(JSON.parse(ledgerOnly.stdout) as VerifyReport), [`LEDGER_ENTRY_MISSING ${sleepRunId}/process`]);
+  assert.deepEqual(found(JSON.parse(ledgerOnly.stdout) as VerifyReport), [`LEDGER_ENTRY_MISSING ${sleepRunId}/process`, `LEDGER_ENTRY_UNEXPECTED ${sleepRunId}/finish`]);
   const badCheck = await kiln('verify', '--checks', 'ledger,nope');
   assert.equal(badCheck.code, ExitCode.usage);
   assert.match(badCheck.stderr, /unknown checks nope/);

@@ -39,6 +39,7 @@ const ROUTES: readonly { method: 'GET' | 'POST'; url: string; body?: unknown }[]
   { method: 'POST', url: '/v1/queues/demo.sleep.prepare/pause' },
   { method: 'POST', url: '/v1/queues/demo.sleep.prepare/resume' },
   { method: 'POST', url: '/v1/queues/demo.sleep.prepare/drain' },
+  { method: 'GET', url: '/v1/verify' },
 ];
 
 /** Sends every route at once; resolves with `[route, status, code, retry-after]` per route. */

@@ -10,6 +10,7 @@ import { mkdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createFsArtifactStore, type FsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts';
 import type { FakeClock } from '../../src/core/clock.ts';
+import type { StageStatus } from '../../src/core/model.ts';
 import type { Store } from '../../src/core/ports/store.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln } from '../../src/engine/kiln-types.ts';
@@ -23,6 +24,8 @@ export interface StoreTamper {
   deleteJobs(runId: string): Promise<void>;
   /** Deletes the ledger entry of a stage (kind `stage`) of the run. */
   deleteLedgerEntry(runId: string, stage: string): Promise<void>;
+  /** Sets the status of a stage record of the run (its ledger entry stays). */
+  setStageStatus(runId: string, stage: string, status: StageStatus): Promise<void>;
 }
 
 /** A kiln over the store under test and a filesystem artifact store. */
@@ -126,8 +129,8 @@ export const FAR_PAST_MS = 24 * 3600_000;
  * Breaks every invariant the audit checks, each in its own record, and returns the violations
  * the audit must list (and nothing else): a flipped byte in one published artifact (also in the
  * QR cache entry that references it), another one deleted, a job leased a day past its expiry,
- * a run with no job, a ledger entry missing, and a temp file older than the grace (next to a
- * fresh one, which is not reported).
+ * a run with no job, a ledger entry missing, another one left for a stage that is no longer
+ * succeeded, and a temp file older than the grace (next to a fresh one, which is not reported).
  */
 export async function breakEverything(world: VerifyWorld, tamper: StoreTamper, work: HealthyWork): Promise<ExpectedViolation[]> {
   const { kiln, store, artifacts, clock } = world;
@@ -140,6 +143,7 @@ export async function breakEverything(world: VerifyWorld, tamper: StoreTamper, w
   const stuck = await kiln.submit('demo.sleep', { delayMs: 1 });
   await tamper.deleteJobs(stuck.run.id);
   await tamper.deleteLedgerEntry(work.sleepRunId, 'process');
+  await tamper.setStageStatus(work.sleepRunId, 'finish', 'running');
   await clock.advance(FAR_PAST_MS);
 
   const orphan = await writeTemp(world.root, 'crashed.tmp', clock.now() - 2 * 3600_000);
@@ -152,6 +156,7 @@ export async function breakEverything(world: VerifyWorld, tamper: StoreTamper, w
     `LEASE_EXPIRED_UNREAPED ${claimed?.job.id ?? ''}`,
     `RUN_WITHOUT_JOB ${stuck.run.id}`,
     `LEDGER_ENTRY_MISSING ${work.sleepRunId}/process`,
+    `LEDGER_ENTRY_UNEXPECTED ${work.sleepRunId}/finish`,
     `TEMP_FILE_ORPHANED ${orphan}`,
   ].sort() as ExpectedViolation[];
 }

@@ -58,7 +58,7 @@ function describeAudit(open: (dir: string, clock: FakeClock) => Promise<StoreUnd
       only.checks.map((c) => c.check),
       ['runs', 'ledger'],
     );
-    assert.equal(only.violationCount, 2, 'every violation is counted');
+    assert.equal(only.violationCount, 3, 'every violation is counted');
     assert.equal(only.violations.length, 1, 'at most maxViolations are listed');
   });
 }
@@ -75,6 +75,9 @@ describe('kiln.verify on the memory store', () => {
         },
         deleteLedgerEntry: async (runId, stage) => {
           assert.equal(state.ledger.delete(jobIdempotencyKey(runId, stage, 'stage')), true);
+        },
+        setStageStatus: async (runId, stage, status) => {
+          state.stageRecord(runId, stage).status = status;
         },
       },
     };
@@ -113,6 +116,7 @@ describe('kiln.verify on the SQLite store', () => {
       tamper: {
         deleteJobs: async (runId) => sql('DELETE FROM jobs WHERE run_id = ?', runId),
         deleteLedgerEntry: async (runId, stage) => sql("DELETE FROM ledger WHERE run_id = ? AND stage = ? AND kind = 'stage'", runId, stage),
+        setStageStatus: async (runId, stage, status) => sql('UPDATE stage_records SET status = ? WHERE run_id = ? AND stage = ?', status, runId, stage),
       },
     };
   });
@@ -134,6 +138,7 @@ describe('kiln.verify on the PostgreSQL store', { skip }, () => {
       tamper: {
         deleteJobs: (runId) => sql('DELETE FROM $schema.jobs WHERE run_id = $1', runId),
         deleteLedgerEntry: (runId, stage) => sql("DELETE FROM $schema.ledger WHERE run_id = $1 AND stage = $2 AND kind = 'stage'", runId, stage),
+        setStageStatus: (runId, stage, status) => sql('UPDATE $schema.stage_records SET status = $3 WHERE run_id = $1 AND stage = $2', runId, stage, status),
       },
     };
   });

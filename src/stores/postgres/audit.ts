@@ -3,6 +3,7 @@
  * is one statement (one snapshot, no lock); the statements are in sql/audit.ts, and rows become
  * pages as in every SQL store (`stores/shared/audit-pages.ts`).
  */
+import type pg from 'pg';
 import type { AuditCacheEntry, AuditPage, AuditPageRequest, AuditPort, ExpiredLease, LedgerMismatch, RunJobs } from '../../core/ports/audit.ts';
 import type { Publication } from '../../core/ports/publications.ts';
 import {
@@ -21,30 +22,30 @@ import {
 } from '../shared/audit-pages.ts';
 import type { PublicationRow } from '../shared/row-mapping.ts';
 import type { PgContext } from './context.ts';
-import { queryRows } from './database.ts';
+import { queryRows, type Statement } from './database.ts';
 import { publicationFromRow } from './rows.ts';
 
+/**
+ * The rows of a page of a scan over a two-part key: the first page's statement takes the limit,
+ * the next pages' the cursor's key and the limit.
+ */
+async function keyedRows<R extends pg.QueryResultRow>(ctx: PgContext, first: Statement, next: Statement, after: string | null | undefined, limit: number): Promise<R[]> {
+  const key = decodeCursor(after, ['string', 'string'] as const);
+  return key === null ? queryRows<R>(ctx.pool, first, [limit]) : queryRows<R>(ctx.pool, next, [key[0], key[1], limit]);
+}
+
 async function publications(ctx: PgContext, request: AuditPageRequest): Promise<AuditPage<Publication>> {
-  const { auditPublicationsFirst, auditPublicationsNext } = ctx.sql.audit;
   const limit = pageLimit(request.limit);
-  const after = decodeCursor(request.after, ['string', 'string'] as const);
-  const rows =
-    after === null
-      ? await queryRows<PublicationRow>(ctx.pool, auditPublicationsFirst, [limit])
-      : await queryRows<PublicationRow>(ctx.pool, auditPublicationsNext, [after[0], after[1], limit]);
+  const { auditPublicationsFirst, auditPublicationsNext } = ctx.sql.audit;
+  const rows = await keyedRows<PublicationRow>(ctx, auditPublicationsFirst, auditPublicationsNext, request.after, limit);
   const last = rows.at(-1);
   return auditPage(rows.map(publicationFromRow), rows.length, limit, last ? [last.subject_id, last.profile] : null);
 }
 
 async function readyCacheEntries(ctx: PgContext, request: AuditPageRequest): Promise<AuditPage<AuditCacheEntry>> {
-  const { auditReadyCacheFirst, auditReadyCacheNext } = ctx.sql.audit;
   const limit = pageLimit(request.limit);
-  const after = decodeCursor(request.after, ['string', 'string'] as const);
-  const rows =
-    after === null
-      ? await queryRows<CacheValueRow>(ctx.pool, auditReadyCacheFirst, [limit])
-      : await queryRows<CacheValueRow>(ctx.pool, auditReadyCacheNext, [after[0], after[1], limit]);
-  return cacheEntryPage(rows, limit);
+  const { auditReadyCacheFirst, auditReadyCacheNext } = ctx.sql.audit;
+  return cacheEntryPage(await keyedRows<CacheValueRow>(ctx, auditReadyCacheFirst, auditReadyCacheNext, request.after, limit), limit);
 }
 
 async function expiredLeases(ctx: PgContext, query: AuditPageRequest & { graceMs: number }): Promise<AuditPage<ExpiredLease>> {
