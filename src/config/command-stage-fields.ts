@@ -78,12 +78,12 @@ export function resolveCommand(
   }
   const programPath = Array.isArray(raw) ? [...path, '0'] : path;
   if (hasTemplate(program)) c.report(programPath, 'the program to run cannot be a template (a run input would choose what runs); template its arguments instead');
-  args.forEach((arg, i) => checkTemplates(c, Array.isArray(raw) ? [...path, String(i + 1)] : path, arg, scope));
   // A program written with a slash is a file relative to kiln.yaml; a bare name is looked up on PATH.
   const absolute = program.includes('/') && !isAbsolute(program) ? resolve(c.baseDir, program) : program;
   if (c.findProgram && !hasTemplate(program) && !c.findProgram(absolute, stage.env['PATH'])) {
     c.report(programPath, program.includes('/') ? `command not found or not executable: ${absolute}` : `command not found on PATH: ${program}`);
   }
+  args.forEach((arg, i) => checkTemplates(c, Array.isArray(raw) ? [...path, String(i + 1)] : path, arg, scope));
   return { argv: [absolute, ...args], shell: false, env: stage.env, cwd: stage.cwd };
 }
 
