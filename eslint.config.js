@@ -78,6 +78,12 @@ export default tseslint.config(
               message: 'src/http talks to the engine, never to a store directly (and never to the CLI).',
             },
             {
+              target: './src/commands',
+              from: './src',
+              except: ['./core', './commands'],
+              message: 'src/commands (command stages: kiln.yaml pipelines that run commands) builds pipeline definitions on src/core only; config and cli use it, never the reverse.',
+            },
+            {
               target: './src/pipelines',
               from: './src',
               except: ['./index.ts', './pipelines'],
@@ -109,6 +115,12 @@ export default tseslint.config(
     files: ['src/http/**'],
     rules: {
       'no-restricted-imports': bannedPackages(['pg', 'pg/*', 'better-sqlite3', 'ioredis', 'bullmq'], 'src/http reaches the store through the engine only.'),
+    },
+  },
+  {
+    files: ['src/commands/**'],
+    rules: {
+      'no-restricted-imports': bannedPackages(DRIVERS, 'src/commands runs commands over the ports in src/core; drivers belong to src/stores, HTTP to src/http.'),
     },
   },
   {

@@ -69,3 +69,6 @@ export type { SingleFlightCache, CacheKeyOptions, CacheLookup, CacheBuildContext
 export { ifNoneMatch } from './http/pipeline-routes.ts';
 export type { PipelineRoutes, PipelineRoutesOptions, PipelineRequest, PipelineReply } from './http/pipeline-routes.ts';
 export type { Kiln, KilnOptions, SubmitOptions, Worker, WorkerOptions, PolicyOverrides } from './engine/kiln-types.ts';
+export { runTool, type RunToolOptions, type RunToolResult } from './commands/run-tool.ts';
+export { createCommandPipeline } from './commands/command-pipeline.ts';
+export type { CommandPipelineSpec, CommandStageSpec } from './commands/command-spec.ts';

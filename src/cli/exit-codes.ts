@@ -57,6 +57,8 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, ExitCode>> = Object.freeze({
   ARTIFACT_CORRUPT: ExitCode.failure,
   TOOL_TIMEOUT: ExitCode.failure,
   TOOL_UNAVAILABLE: ExitCode.failure,
+  COMMAND_FAILED: ExitCode.failure,
+  COMMAND_TEMPLATE_UNRESOLVED: ExitCode.failure,
   INTERNAL: ExitCode.failure,
 });
 

@@ -18,6 +18,7 @@ import { registerQueueCommands } from './commands/queues.ts';
 import { registerRunsCommands } from './commands/runs.ts';
 import { registerServeCommand } from './commands/serve.ts';
 import { registerSubmitCommand } from './commands/submit.ts';
+import { registerValidateCommand } from './commands/validate.ts';
 import { registerVerifyCommand } from './commands/verify.ts';
 import { registerWorkerCommand } from './commands/worker.ts';
 import { exitCodeFor } from './exit-codes.ts';
@@ -48,6 +49,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerQrCommand(program, ctx);
   registerAssetsCommands(program, ctx);
   registerGcCommand(program, ctx);
+  registerValidateCommand(program, ctx);
   registerVerifyCommand(program, ctx);
   return program;
 }

@@ -6,6 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createFsArtifactStore } from '../artifacts/fs-artifact-store.ts';
+import { createCommandPipeline } from '../commands/command-pipeline.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Job } from '../core/model.ts';
 import type { PipelineDefinition } from '../core/pipeline/define-pipeline.ts';
@@ -113,7 +114,8 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
   const kiln = createKiln({
     store,
     artifacts,
-    pipelines: options.pipelines,
+    // Pipelines declared in kiln.yaml run beside the registered ones, as ordinary definitions.
+    pipelines: [...options.pipelines, ...config.commandPipelines.map(createCommandPipeline)],
     policies: config.policies,
     settings: config.settings,
     logger,

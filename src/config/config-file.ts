@@ -1,10 +1,10 @@
 /**
  * Reads `kiln.yaml`: parses it keeping source ranges, validates it against {@link KilnFileSchema}
- * and converts durations. Every problem becomes a {@link ConfigIssue} with the 1-based line of
- * the offending node, so users can jump straight to it.
+ * and converts durations. Every problem becomes a {@link ConfigIssue} with the 1-based line and
+ * column of the offending node, so users can jump straight to it.
  */
 import { readFileSync } from 'node:fs';
-import { isMap, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import type { ConfigIssue } from '../core/errors.ts';
 import { KilnFileSchema } from './schema.ts';
 import { isPlainObject, normalizeDurations, validateAgainst, type FieldProblem } from './validate.ts';
@@ -16,10 +16,10 @@ export interface ConfigFile {
   /** The file's content with durations in ms; fields that failed validation may hold anything. */
   value: Record<string, unknown>;
   /**
-   * 1-based line of the node at `path` (its key with `at: 'key'`), or of the deepest ancestor
-   * that exists; undefined for an empty document.
+   * 1-based line and column of the node at `path` (its key with `at: 'key'`), or of the deepest
+   * ancestor that exists; undefined for an empty document. List items are named by their index.
    */
-  lineOf(path: readonly string[], at?: 'key' | 'value'): number | undefined;
+  positionOf(path: readonly string[], at?: 'key' | 'value'): { line: number; column: number } | undefined;
 }
 
 /** Result of {@link readConfigFile}: `file` is null when the file cannot be read or parsed. */
@@ -44,24 +44,27 @@ export function readConfigFile(source: string): ConfigFileResult {
       source,
       path: '',
       line: e.linePos?.[0].line,
+      column: e.linePos?.[0].col,
       message: `YAML syntax: ${e.message.split('\n')[0] ?? e.message}`,
     }));
     return { file: null, issues: issues.map(dropUndefinedLine) };
   }
-  const lineOf = (path: readonly string[], at: 'key' | 'value' = 'value'): number | undefined => {
+  const positionOf = (path: readonly string[], at: 'key' | 'value' = 'value'): { line: number; column: number } | undefined => {
     const offset = offsetOf(doc, path, at);
-    return offset === undefined ? undefined : lineCounter.linePos(offset).line;
+    if (offset === undefined) return undefined;
+    const { line, col } = lineCounter.linePos(offset);
+    return { line, column: col };
   };
   const raw: unknown = withoutEmptyValues(doc.toJS()) ?? {};
   if (!isPlainObject(raw)) {
-    return { file: null, issues: [dropUndefinedLine({ source, path: '', line: lineOf([]), message: 'the document must be a mapping' })] };
+    return { file: null, issues: [dropUndefinedLine({ source, path: '', ...positionOf([]), message: 'the document must be a mapping' })] };
   }
   const problems = validateAgainst(KilnFileSchema, raw);
   const normalized = normalizeDurations(KilnFileSchema, raw);
   const toIssue = (p: FieldProblem): ConfigIssue =>
-    dropUndefinedLine({ source, path: p.path.join('.'), line: lineOf(p.path, p.atKey ? 'key' : 'value'), message: p.message });
+    dropUndefinedLine({ source, path: p.path.join('.'), ...positionOf(p.path, p.atKey ? 'key' : 'value'), message: p.message });
   return {
-    file: { source, value: normalized.value as Record<string, unknown>, lineOf },
+    file: { source, value: normalized.value as Record<string, unknown>, positionOf },
     issues: [...problems, ...normalized.problems].map(toIssue),
   };
 }
@@ -82,6 +85,13 @@ function offsetOf(doc: Document.Parsed, path: readonly string[], at: 'key' | 'va
   let node: unknown = doc.contents;
   let offset = (doc.contents as Node | null)?.range?.[0];
   for (const [i, segment] of path.entries()) {
+    if (isSeq(node)) {
+      const item = node.items[Number(segment)] as Node | undefined;
+      if (!item) break;
+      offset = item.range?.[0] ?? offset;
+      node = item;
+      continue;
+    }
     if (!isMap(node)) break;
     const pair = node.items.find((p) => keyText(p.key) === segment);
     if (!pair) break;
@@ -101,8 +111,9 @@ function keyText(key: unknown): string {
   return String(key);
 }
 
-/** Issues carry `line` only when it is known (exactOptionalPropertyTypes-friendly). */
-function dropUndefinedLine(issue: { source: string; path: string; line: number | undefined; message: string }): ConfigIssue {
-  const { line, ...rest } = issue;
-  return line === undefined ? rest : { ...rest, line };
+/** Issues carry `line` and `column` only when known (exactOptionalPropertyTypes-friendly). */
+function dropUndefinedLine(issue: { source: string; path: string; line?: number | undefined; column?: number | undefined; message: string }): ConfigIssue {
+  const { line, column, ...rest } = issue;
+  if (line === undefined) return rest;
+  return column === undefined ? { ...rest, line } : { ...rest, line, column };
 }

@@ -3,6 +3,8 @@
  * or a string with a unit (`"250ms"`, `"2s"`, `"1.5m"`, `"1h"`). Resolved config holds milliseconds.
  */
 
+import { Type, type TSchema } from '@sinclair/typebox';
+
 /** Milliseconds per accepted unit. */
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
 
@@ -34,4 +36,31 @@ export function parseDurationMs(value: unknown): number | undefined {
   const ms = (Number(match[1] ?? '0') * scale + Number(fraction || '0')) * UNIT_MS[unit] / scale;
   // "1.5ms" has no whole-millisecond meaning; rounding it silently would hide a typo.
   return Number.isSafeInteger(ms) ? ms : undefined;
+}
+
+/** Schema annotation marking a duration field (see {@link Duration}). */
+export interface DurationAnnotation {
+  kilnDuration: true;
+  /** Smallest accepted value once converted, in ms (0 unless stated). */
+  minimumMs?: number;
+  errorMessage: string;
+}
+
+/**
+ * A duration field: integer ms or a string with a unit. Resolved config holds ms.
+ * The `kilnDuration` annotation tells the loader which fields to convert.
+ */
+export function Duration(description: string, extra: { default?: number; minimumMs?: number } = {}) {
+  const annotation: DurationAnnotation = { kilnDuration: true, errorMessage: DURATION_MESSAGE };
+  if (extra.minimumMs !== undefined) annotation.minimumMs = extra.minimumMs;
+  return Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: DURATION_PATTERN })], {
+    description,
+    ...(extra.default === undefined ? {} : { default: extra.default }),
+    ...annotation,
+  });
+}
+
+/** True when `schema` was built by {@link Duration}. */
+export function isDurationSchema(schema: TSchema): schema is TSchema & DurationAnnotation {
+  return (schema as Partial<DurationAnnotation>).kilnDuration === true;
 }

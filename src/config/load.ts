@@ -9,6 +9,7 @@ import { ConfigError, type ConfigIssue } from '../core/errors.ts';
 import type { PipelineDefinition } from '../core/pipeline/define-pipeline.ts';
 import type { PolicyOverrides } from '../engine/kiln-types.ts';
 import { readConfigFile, type ConfigFile } from './config-file.ts';
+import { resolveCommandPipelines } from './command-pipelines.ts';
 import { resolvePipelineSettings } from './pipeline-settings.ts';
 import { resolvePolicyOverrides } from './policy-overrides.ts';
 import {
@@ -41,6 +42,11 @@ export interface LoadConfigOptions {
   cwd?: string;
   /** Registered pipelines, to reject unknown pipeline and stage names in `pipelines:`. */
   pipelines: readonly PipelineDefinition[];
+  /**
+   * Checks that the programs of declared pipelines can be started (`kiln validate`); absent: not
+   * checked (a worker starts even when a program another host has is missing here).
+   */
+  findProgram?: (program: string, pathVariable: string | undefined) => boolean;
 }
 
 /** Section -> field -> value, as one source provides them. */
@@ -59,6 +65,7 @@ export function loadConfig(options: LoadConfigOptions): ResolvedConfig {
   let fileLayer: Layer = {};
   let file: ConfigFile | null = null;
   let policies: PolicyOverrides = {};
+  let schemaIssuePaths: string[] = [];
   if (source !== null) {
     const read = readConfigFile(source);
     issues.push(...read.issues);
@@ -66,7 +73,8 @@ export function loadConfig(options: LoadConfigOptions): ResolvedConfig {
     if (read.file) {
       issues.push(...checkFileStore(read.file));
       fileLayer = resolvePaths(pickSections(read.file.value), dirname(source));
-      const overrides = resolvePolicyOverrides(read.file, options.pipelines, read.issues.map((i) => i.path));
+      schemaIssuePaths = read.issues.map((i) => i.path);
+      const overrides = resolvePolicyOverrides(read.file, options.pipelines, schemaIssuePaths);
       issues.push(...overrides.issues);
       policies = overrides.policies;
     }
@@ -79,16 +87,26 @@ export function loadConfig(options: LoadConfigOptions): ResolvedConfig {
   if (store === null) issues.push(missingUrlIssue(file));
   const pipelineSettings = resolvePipelineSettings(file, options.pipelines);
   issues.push(...pipelineSettings.issues);
+  const merged = mergeLayers(layers);
+  const declared = file
+    ? resolveCommandPipelines({
+        file,
+        registered: options.pipelines,
+        worker: merged['worker'] as { workDir: string },
+        findProgram: options.findProgram,
+        pathsWithIssues: schemaIssuePaths,
+      })
+    : { specs: [], issues: [] };
+  issues.push(...declared.issues);
   if (issues.length > 0) throw new ConfigError(inFileOrder(issues, source));
-  const sections = { ...mergeLayers(layers), store } as unknown as ResolvedSections;
-  return deepFreeze({ source, ...sections, policies, settings: pipelineSettings.settings });
+  const sections = { ...merged, store } as unknown as ResolvedSections;
+  return deepFreeze({ source, ...sections, policies, settings: pipelineSettings.settings, commandPipelines: declared.specs });
 }
 
 /** `kind: postgres` in the file (env and flags select postgres only with a URL) and no URL anywhere. */
 function missingUrlIssue(file: ConfigFile | null): ConfigIssue {
   const message = `kind is postgres but no URL is set (store.url, ${STORE_SPEC.env} or ${STORE_SPEC.flag})`;
-  const line = file?.lineOf(['store', 'kind'], 'key');
-  return { source: file?.source ?? 'file', path: 'store.kind', message, ...(line === undefined ? {} : { line }) };
+  return { source: file?.source ?? 'file', path: 'store.kind', message, ...file?.positionOf(['store', 'kind'], 'key') };
 }
 
 /** The file's issues by line (schema checks report in schema order, readers want file order), then the rest. */
@@ -96,7 +114,7 @@ function inFileOrder(issues: readonly ConfigIssue[], source: string | null): Con
   const fromFile = issues.filter((i) => i.source === source);
   const others = issues.filter((i) => i.source !== source);
   // Array.prototype.sort is stable, so issues on one line keep their discovery order.
-  fromFile.sort((a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER));
+  fromFile.sort((a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER) || (a.column ?? 0) - (b.column ?? 0));
   return [...fromFile, ...others];
 }
 

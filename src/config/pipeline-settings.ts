@@ -30,8 +30,7 @@ export function resolvePipelineSettings(file: ConfigFile | null, definitions: re
   for (const definition of definitions) {
     const raw = rawSettings(file, definition.name);
     const path = ['pipelines', definition.name, 'settings'];
-    const line = file?.lineOf(path, 'key');
-    const at = { source: file?.source ?? 'file', path: path.join('.'), ...(line === undefined ? {} : { line }) };
+    const at = { source: file?.source ?? 'file', path: path.join('.'), ...file?.positionOf(path, 'key') };
     if (!definition.parseSettings) {
       if (raw !== undefined) issues.push({ ...at, message: `pipeline ${definition.name} takes no settings` });
       continue;

@@ -12,6 +12,7 @@ import {
   type StagePolicyOverrides,
 } from '../core/policy/stage-policy.ts';
 import type { PolicyOverrides } from '../engine/kiln-types.ts';
+import { isDeclaredPipelineEntry } from './command-schema.ts';
 import type { ConfigFile } from './config-file.ts';
 import { isPlainObject } from './validate.ts';
 
@@ -34,14 +35,16 @@ export function resolvePolicyOverrides(
   const policies: Record<string, Record<string, StagePolicyOverrides>> = {};
   const issues: ConfigIssue[] = [];
   if (!isPlainObject(section)) return { policies, issues };
-  const issue = (path: string[], message: string, line: number | undefined): void => {
-    issues.push({ source: file.source, path: path.join('.'), ...(line === undefined ? {} : { line }), message });
+  const issue = (path: string[], message: string, at: { line: number; column: number } | undefined): void => {
+    issues.push({ source: file.source, path: path.join('.'), ...at, message });
   };
   for (const [name, entry] of Object.entries(section)) {
+    // A list of stages declares a pipeline (command-pipelines.ts), it overrides none.
+    if (isDeclaredPipelineEntry(entry)) continue;
     const definition = definitions.find((d) => d.name === name);
     if (!definition) {
       const known = definitions.map((d) => d.name).join(', ') || 'none';
-      issue(['pipelines', name], `unknown pipeline "${name}" (registered: ${known})`, file.lineOf(['pipelines', name], 'key'));
+      issue(['pipelines', name], `unknown pipeline "${name}" (registered: ${known})`, file.positionOf(['pipelines', name], 'key'));
       continue;
     }
     if (!isPlainObject(entry)) continue;
@@ -50,7 +53,7 @@ export function resolvePolicyOverrides(
     for (const stage of Object.keys(stages)) {
       if (stageNames.includes(stage)) continue;
       const path = ['pipelines', name, 'stages', stage];
-      issue(path, `unknown stage "${stage}" of pipeline ${name} (stages: ${stageNames.join(', ')})`, file.lineOf(path, 'key'));
+      issue(path, `unknown stage "${stage}" of pipeline ${name} (stages: ${stageNames.join(', ')})`, file.positionOf(path, 'key'));
     }
     const prefix = `pipelines.${name}`;
     if (pathsWithIssues.some((p) => p === prefix || p.startsWith(`${prefix}.`))) continue;
@@ -104,20 +107,20 @@ const RELATED_FIELDS: Readonly<Record<string, readonly string[]>> = {
 };
 
 /**
- * Line where `field` (or a related field) was set for the stage: its own entry, else the
+ * Position where `field` (or a related field) was set for the stage: its own entry, else the
  * pipeline's defaults, else the stage key, else the pipeline key.
  */
-function lineOfField(file: ConfigFile, pipeline: string, stage: string, field: string): number | undefined {
+function lineOfField(file: ConfigFile, pipeline: string, stage: string, field: string): { line: number; column: number } | undefined {
   const stagePath = ['pipelines', pipeline, 'stages', stage];
   const defaultsPath = ['pipelines', pipeline, 'defaults'];
   for (const candidate of [field, ...(RELATED_FIELDS[field] ?? [])]) {
     const segments = candidate.split('.');
     for (const base of [stagePath, defaultsPath]) {
-      if (valueAt(file.value, [...base, ...segments]) !== undefined) return file.lineOf([...base, ...segments]);
+      if (valueAt(file.value, [...base, ...segments]) !== undefined) return file.positionOf([...base, ...segments]);
     }
   }
-  if (valueAt(file.value, stagePath) !== undefined) return file.lineOf(stagePath, 'key');
-  return file.lineOf(['pipelines', pipeline], 'key');
+  if (valueAt(file.value, stagePath) !== undefined) return file.positionOf(stagePath, 'key');
+  return file.positionOf(['pipelines', pipeline], 'key');
 }
 
 function valueAt(root: unknown, path: readonly string[]): unknown {

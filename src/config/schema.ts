@@ -9,7 +9,11 @@ import { Value } from '@sinclair/typebox/value';
 import type { PolicyOverrides } from '../engine/kiln-types.ts';
 import { DEFAULT_STAGE_POLICY } from '../core/policy/stage-policy.ts';
 import type { JsonValue } from '../core/model.ts';
-import { DURATION_MESSAGE, DURATION_PATTERN } from './duration.ts';
+import { Duration } from './duration.ts';
+import type { CommandPipelineSpec } from '../commands/command-spec.ts';
+import { PipelineEntry, SinglePipelineSchema, WorkerCommandFields } from './command-schema.ts';
+
+export { isDurationSchema, type DurationAnnotation } from './duration.ts';
 
 /** Log levels, most verbose first; `silent` turns logging off. */
 export const LogLevel = {
@@ -44,33 +48,6 @@ const SCHEMA_NAME_PATTERN = '^[a-z_][a-z0-9_]{0,62}$';
 export type ResolvedStore =
   | { readonly kind: typeof StoreKind.sqlite; readonly path: string }
   | { readonly kind: typeof StoreKind.postgres; readonly url: string; readonly schema: string };
-
-/** Schema annotation marking a duration field (see {@link Duration}). */
-export interface DurationAnnotation {
-  kilnDuration: true;
-  /** Smallest accepted value once converted, in ms (0 unless stated). */
-  minimumMs?: number;
-  errorMessage: string;
-}
-
-/**
- * A duration field: integer ms or a string with a unit. Resolved config holds ms.
- * The `kilnDuration` annotation tells the loader which fields to convert.
- */
-function Duration(description: string, extra: { default?: number; minimumMs?: number } = {}) {
-  const annotation: DurationAnnotation = { kilnDuration: true, errorMessage: DURATION_MESSAGE };
-  if (extra.minimumMs !== undefined) annotation.minimumMs = extra.minimumMs;
-  return Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: DURATION_PATTERN })], {
-    description,
-    ...(extra.default === undefined ? {} : { default: extra.default }),
-    ...annotation,
-  });
-}
-
-/** True when `schema` was built by {@link Duration}. */
-export function isDurationSchema(schema: TSchema): schema is TSchema & DurationAnnotation {
-  return (schema as Partial<DurationAnnotation>).kilnDuration === true;
-}
 
 const D = DEFAULT_STAGE_POLICY;
 const strict = { additionalProperties: false } as const;
@@ -204,6 +181,7 @@ export const KilnFileSchema = Type.Object(
               default: 3_600_000,
             }),
           ),
+          ...WorkerCommandFields,
         },
         { ...strict, default: {} },
       ),
@@ -222,11 +200,13 @@ export const KilnFileSchema = Type.Object(
       ),
     ),
     pipelines: Type.Optional(
-      Type.Record(Type.String(), PipelineConfigSchema, {
+      Type.Record(Type.String(), PipelineEntry(PipelineConfigSchema), {
         default: {},
-        description: 'Policy overrides per registered pipeline name; unknown pipelines and stages are errors.',
+        description:
+          'Per pipeline name: policy overrides of a registered pipeline (unknown pipelines and stages are errors), or, with a list of stages, a pipeline declared here whose stages run commands.',
       }),
     ),
+    pipeline: Type.Optional(SinglePipelineSchema),
   },
   strict,
 );
@@ -246,16 +226,26 @@ export interface ResolvedConfig {
     readonly shutdownGraceMs: number;
     readonly tempGraceMs: number;
     readonly artifactGraceMs: number;
+    /** Default concurrency of the stages declared in kiln.yaml. */
+    readonly concurrency?: number;
+    /** Default timeout of the stages declared in kiln.yaml, in ms. */
+    readonly timeout?: number;
+    /** Locks of stages with a `lock` (TTL in ms). */
+    readonly lock?: { readonly provider?: string; readonly ttl?: number };
+    /** Folder of the attempts' working directories (absolute). */
+    readonly workDir: string;
   };
   readonly log: { readonly level: LogLevel };
   /** pipeline -> stage -> overrides, with a pipeline's `defaults` folded into each of its stages. */
   readonly policies: PolicyOverrides;
   /** pipeline -> its settings as its `parseSettings` returned them (every registered pipeline that has one). */
   readonly settings: Readonly<Record<string, JsonValue>>;
+  /** Pipelines declared in kiln.yaml (`pipeline:`, and `pipelines.<name>` with a list of stages), resolved. */
+  readonly commandPipelines: readonly CommandPipelineSpec[];
 }
 
 /** The sections of {@link ResolvedConfig} that come straight from fields (not `source`, `policies`). */
-export type ResolvedSections = Omit<ResolvedConfig, 'source' | 'policies'>;
+export type ResolvedSections = Omit<ResolvedConfig, 'source' | 'policies' | 'settings' | 'commandPipelines'>;
 
 /** The section names of {@link ResolvedSections}. */
 export const SECTIONS = ['store', 'artifacts', 'http', 'worker', 'log'] as const satisfies readonly (keyof ResolvedSections)[];
@@ -265,6 +255,7 @@ export const CONFIG_DEFAULTS: ResolvedSections = (() => {
   const raw = Value.Default(KilnFileSchema, {}) as Record<string, unknown>;
   // Default durations are written as integer ms, so they need no conversion.
   delete raw['pipelines'];
+  delete raw['pipeline'];
   // The file's store fields cover both stores; the default selects SQLite at the default path.
   raw['store'] = { kind: StoreKind.sqlite, path: (raw['store'] as { path: string }).path };
   for (const section of Object.values(raw)) Object.freeze(section);
@@ -272,7 +263,7 @@ export const CONFIG_DEFAULTS: ResolvedSections = (() => {
 })();
 
 /** Fields holding filesystem paths: resolved against kiln.yaml's folder (file) or cwd (env, flags). */
-export const PATH_FIELDS: readonly string[] = ['store.path', 'artifacts.root'];
+export const PATH_FIELDS: readonly string[] = ['store.path', 'artifacts.root', 'worker.workDir'];
 
 /** An environment variable bound to a field. */
 export interface EnvBinding {

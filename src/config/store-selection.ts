@@ -53,8 +53,7 @@ export function checkFileStore(file: ConfigFile): ConfigIssue[] {
   const { kind, path, url, schema } = store as Record<string, unknown>;
   const issues: ConfigIssue[] = [];
   const report = (key: string, message: string): void => {
-    const line = file.lineOf(['store', key], 'key');
-    issues.push({ source: file.source, path: `store.${key}`, ...(line === undefined ? {} : { line }), message });
+    issues.push({ source: file.source, path: `store.${key}`, ...file.positionOf(['store', key], 'key'), message });
   };
   if (url !== undefined && path !== undefined) {
     report('url', 'store.url (PostgreSQL) and store.path (SQLite) are both set; a store is one or the other');

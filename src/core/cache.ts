@@ -25,6 +25,22 @@ export interface CacheKeyOptions {
   waitTimeoutMs?: number;
   /** Aborts waiting (and the caller's own build). */
   signal?: AbortSignal;
+  /**
+   * A per-process LRU in front of the shared entries, for ready values only: read-through (a
+   * fresh local copy answers without a store round trip), write-through (a value this process
+   * built, got or waited for is kept). Never a failure, a stale value or a build in progress.
+   * A copy lives until the shared entry's expiry (or `ttlMs` from now, if sooner): a shared entry
+   * only changes once expired, and any lookup that reaches it replaces the copy.
+   */
+  local?: LocalCacheOptions;
+}
+
+/** Which per-process LRU a key goes to; see {@link CacheKeyOptions.local}. */
+export interface LocalCacheOptions {
+  /** LRU name (metrics label `cache` of `kiln_local_cache_requests_total`); keys of any `cache` may share one. */
+  name: string;
+  /** Most values the LRU holds; the least recently used go first. @default 1000 */
+  maxEntries?: number;
 }
 
 /** What a build function receives. */

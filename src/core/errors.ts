@@ -44,6 +44,8 @@ export interface ConfigIssue {
   path: string;
   /** 1-based line in `source`, when known. */
   line?: number;
+  /** 1-based column in `source` (with `line`), when known. */
+  column?: number;
   message: string;
 }
 
@@ -52,7 +54,7 @@ export class ConfigError extends PipelineError {
   readonly issues: readonly ConfigIssue[];
   constructor(issues: readonly ConfigIssue[], options: PipelineErrorOptions = {}) {
     const lines = issues.map(
-      (i) => `  ${i.source}${i.line === undefined ? '' : `:${i.line}`} ${i.path || '(root)'}: ${i.message}`,
+      (i) => `  ${i.source}${i.line === undefined ? '' : `:${i.line}`}${i.line === undefined || i.column === undefined ? '' : `:${i.column}`} ${i.path || '(root)'}: ${i.message}`,
     );
     super('CONFIG_INVALID', `invalid configuration (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n${lines.join('\n')}`, false, {
       ...options,
@@ -207,6 +209,8 @@ export const ERROR_CODES = {
   ARTIFACT_CORRUPT: { status: 500, summary: 'An artifact on disk does not match its recorded size or checksum.' },
   TOOL_TIMEOUT: { status: 500, summary: 'An external tool ran past its timeout; its whole process group was killed. Retryable.' },
   TOOL_UNAVAILABLE: { status: 500, summary: 'An external tool could not be started (not installed, not executable).' },
+  COMMAND_FAILED: { status: 500, summary: "A command stage's command exited non-zero or died by a signal; the message ends with its stderr." },
+  COMMAND_TEMPLATE_UNRESOLVED: { status: 500, summary: 'A command stage template named an input field, output or artifact this run does not have.' },
   INTERNAL: { status: 500, summary: 'An unexpected server error.' },
 } as const satisfies Record<string, { status: number; summary: string }>;
 

@@ -52,7 +52,12 @@ export interface EngineObserver {
   cacheBuild(cache: string): void;
   /** Publications refused by compare-and-set in a committed stage (an older or duplicate publish). */
   duplicatePublishPrevented(pipeline: string, count: number): void;
+  /** One lookup in a per-process LRU in front of the single-flight cache (`CacheKeyOptions.local`). */
+  localCacheRequest(cache: string, result: LocalCacheResult): void;
 }
+
+/** How a per-process LRU lookup was answered: its own fresh copy, or not (then the shared cache answers). */
+export type LocalCacheResult = 'hit' | 'miss';
 
 /**
  * How a cache lookup was answered, as counted in `kiln_cache_requests_total{result}`: a fresh
@@ -79,4 +84,5 @@ export const noopObserver: EngineObserver = {
   cacheRequest: () => {},
   cacheBuild: () => {},
   duplicatePublishPrevented: () => {},
+  localCacheRequest: () => {},
 };

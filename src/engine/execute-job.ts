@@ -8,7 +8,7 @@ import type { Logger } from '../core/logger.ts';
 import type { Job, JsonValue } from '../core/model.ts';
 import type { StageOutcome } from '../core/observer.ts';
 import type { StageContext } from '../core/pipeline/define-pipeline.ts';
-import { classifyError, decideFailure } from '../core/policy/retry.ts';
+import { classifyError, decideFailure, decideRollbackFailure } from '../core/policy/retry.ts';
 import type { ClaimedJob, CommitResult, FailureDecision, LeaseRef } from '../core/ports/jobs.ts';
 import type { PublicationRequest } from '../core/ports/publications.ts';
 import type { CommitBatcher } from './commit-batcher.ts';
@@ -111,10 +111,11 @@ async function execute(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob): 
  */
 async function exhausted(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob, held: HeldJob, logger: Logger): Promise<void> {
   const error = { class: 'transient' as const, code: 'LEASE_EXPIRED', message: `lease expired on all ${claimed.job.maxAttempts} attempts` };
-  logger.warn({ error }, 'attempts exhausted by lease expiry; dead-lettering');
-  const decision: FailureDecision = { action: 'dead_letter', rollback: rollbackSpec(deps, stage, claimed) };
+  // A compensation is never dead-lettered: it parks its run (see decideRollbackFailure).
+  const decision: FailureDecision = claimed.job.kind === 'rollback' ? { action: 'park' } : { action: 'dead_letter', rollback: rollbackSpec(deps, stage, claimed) };
+  logger.warn({ error, decision }, 'attempts exhausted by lease expiry');
   const result = await deps.commits.commit({ type: 'fail', lease: held.lease, error, durationMs: 0, decision }, leaseDeadline(held, stage));
-  report(deps, stage, claimed, result, 'dead_lettered', 0, error.class);
+  report(deps, stage, claimed, result, OUTCOME_BY_DECISION[decision.action], 0, error.class);
 }
 
 async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob, held: HeldJob, logger: Logger): Promise<void> {
@@ -196,7 +197,8 @@ async function commitSettled(
     return;
   }
   const error = classifyError(settled.kind === 'aborted' ? settled.reason : settled.error);
-  const decision = decideFailure({ error, attempt: claimed.job.attempt, policy: stage.policy, rollback: rollbackSpec(deps, stage, claimed), random: deps.random });
+  const failure = { error, attempt: claimed.job.attempt, policy: stage.policy, random: deps.random };
+  const decision = claimed.job.kind === 'rollback' ? decideRollbackFailure(failure) : decideFailure({ ...failure, rollback: rollbackSpec(deps, stage, claimed) });
   const { retryAfterMs: _ignored, ...record } = error;
   const result = await deps.commits.commit({ type: 'fail', lease, error: record, durationMs, decision }, retryUntil);
   report(deps, stage, claimed, result, OUTCOME_BY_DECISION[decision.action], durationMs, error.class);
@@ -217,11 +219,11 @@ function nextSpec(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob) 
   return deps.plan.nextJob(stage.pipeline.name, stage.definition.name);
 }
 
-/** The compensation to start if this job ends its run (dead-letters or fails it). */
+/** The compensation to start if this stage job ends its run (dead-letters or fails it). */
 function rollbackSpec(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob) {
-  // A rollback job that fails for good stops the chain: compensations are not compensated.
+  // Compensations are not compensated: a failing one parks its run (decideRollbackFailure).
   if (claimed.job.kind === 'rollback') return null;
-  return deps.plan.rollbackBefore(stage.pipeline.name, stage.index);
+  return deps.plan.rollbackAfterFailureOf(stage.pipeline.name, stage.index);
 }
 
 /** Counts the execution and any run status change. */

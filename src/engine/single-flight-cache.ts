@@ -17,6 +17,7 @@ import { CacheRequestResult, type EngineObserver } from '../core/observer.ts';
 import { classifyError } from '../core/policy/retry.ts';
 import type { CacheEntry } from '../core/ports/cache.ts';
 import type { Store } from '../core/ports/store.ts';
+import { createLocalCaches } from './local-cache.ts';
 
 /** What the cache needs from the engine. */
 export interface SingleFlightCacheDeps {
@@ -39,7 +40,13 @@ const POLL_MAX_MS = 100;
  */
 const REACQUIRE_EVERY_MS = 1_000;
 
-type Resolved = Required<Omit<CacheKeyOptions, 'signal'>> & { signal: AbortSignal | undefined };
+type Resolved = Required<Omit<CacheKeyOptions, 'signal' | 'local'>> & { signal: AbortSignal | undefined };
+
+/** A shared lookup and, for a fresh ready value, until when it is fresh (null: not to be copied locally). */
+interface SharedLookup<T extends JsonValue> {
+  lookup: CacheLookup<T>;
+  freshUntil: number | null;
+}
 
 function resolveOptions(options: CacheKeyOptions): Resolved {
   return {
@@ -98,7 +105,12 @@ export function createSingleFlightCache(deps: SingleFlightCacheDeps): SingleFlig
   const ttlWithJitter = (o: Resolved): number => Math.max(1, Math.round(o.ttlMs * (1 - o.jitterRatio * deps.random())));
 
   /** Runs `build` holding the lease (renewed meanwhile) and stores its outcome. */
-  const runBuild = async <T extends JsonValue>(o: Resolved, entry: CacheEntry, token: string, build: (ctx: CacheBuildContext) => Promise<T>): Promise<T> => {
+  const runBuild = async <T extends JsonValue>(
+    o: Resolved,
+    entry: CacheEntry,
+    token: string,
+    build: (ctx: CacheBuildContext) => Promise<T>,
+  ): Promise<{ value: T; freshUntil: number }> => {
     const controller = new AbortController();
     const onAbort = (): void => controller.abort(o.signal?.reason);
     o.signal?.addEventListener('abort', onAbort, { once: true });
@@ -115,9 +127,10 @@ export function createSingleFlightCache(deps: SingleFlightCacheDeps): SingleFlig
     deps.observer.cacheBuild(o.cache);
     try {
       const value = await build({ signal: controller.signal, fence: entry.builderFence ?? 0 });
+      const ttlMs = ttlWithJitter(o);
       // A lost lease means another builder took over; this value is as good as theirs.
-      await deps.store.cache.complete({ cache: o.cache, key: o.key, token, value, ttlMs: ttlWithJitter(o), staleMs: o.staleMs });
-      return value;
+      await deps.store.cache.complete({ cache: o.cache, key: o.key, token, value, ttlMs, staleMs: o.staleMs });
+      return { value, freshUntil: deps.clock.now() + ttlMs };
     } catch (err) {
       const error = classifyError(err);
       const negative = error.class === ErrorClass.permanent ? { error: { class: error.class, code: error.code, message: error.message }, ttlMs: o.negativeTtlMs } : undefined;
@@ -151,49 +164,73 @@ export function createSingleFlightCache(deps: SingleFlightCacheDeps): SingleFlig
     }
   };
 
-  return {
-    async getOrBuild<T extends JsonValue>(options: CacheKeyOptions, build: (ctx: CacheBuildContext) => Promise<T>): Promise<CacheLookup<T>> {
-      const o = resolveOptions(options);
-      const deadline = deps.clock.now() + o.waitTimeoutMs;
-      let waited = false;
-      for (;;) {
-        const token = deps.ids.token();
-        const acquired = await deps.store.cache.acquire({ cache: o.cache, key: o.key, owner: deps.owner, token, leaseMs: o.leaseMs });
-        const count = (result: CacheRequestResult): void => deps.observer.cacheRequest(o.cache, result);
-        switch (acquired.state) {
-          case 'hit': {
-            // A value that appeared while this caller waited is another caller's build.
-            const result = waited ? CacheRequestResult.wait : CacheRequestResult.hit;
-            count(result);
-            return { value: acquired.entry.value as T, result };
+  /** The lookup through the store's shared entries (single-flight across processes). */
+  const shared = async <T extends JsonValue>(o: Resolved, build: (ctx: CacheBuildContext) => Promise<T>): Promise<SharedLookup<T>> => {
+    const deadline = deps.clock.now() + o.waitTimeoutMs;
+    let waited = false;
+    const count = (result: CacheRequestResult): void => deps.observer.cacheRequest(o.cache, result);
+    for (;;) {
+      const token = deps.ids.token();
+      const acquired = await deps.store.cache.acquire({ cache: o.cache, key: o.key, owner: deps.owner, token, leaseMs: o.leaseMs });
+      switch (acquired.state) {
+        case 'hit': {
+          // A value that appeared while this caller waited is another caller's build.
+          const result = waited ? CacheRequestResult.wait : CacheRequestResult.hit;
+          count(result);
+          return { lookup: { value: acquired.entry.value as T, result }, freshUntil: acquired.entry.expiresAt };
+        }
+        case 'negative':
+          count(CacheRequestResult.negative);
+          throw negativeError(acquired.entry);
+        case 'stale':
+          count(CacheRequestResult.stale);
+          // The revalidation runs detached: this caller is served the stale value now.
+          if (acquired.revalidate) void runBuild(o, acquired.entry, token, build).catch(() => undefined);
+          return { lookup: { value: acquired.entry.value as T, result: CacheRequestResult.stale }, freshUntil: null };
+        case 'build': {
+          count(CacheRequestResult.miss);
+          const built = await runBuild(o, acquired.entry, token, build);
+          return { lookup: { value: built.value, result: CacheRequestResult.miss }, freshUntil: built.freshUntil };
+        }
+        case 'building': {
+          const entry = await waitForBuild(o, deadline);
+          waited = true;
+          if (entry?.status === 'ready') {
+            count(CacheRequestResult.wait);
+            return { lookup: { value: entry.value as T, result: CacheRequestResult.wait }, freshUntil: entry.expiresAt };
           }
-          case 'negative':
+          if (entry?.status === 'failed') {
             count(CacheRequestResult.negative);
-            throw negativeError(acquired.entry);
-          case 'stale':
-            count(CacheRequestResult.stale);
-            // The revalidation runs detached: this caller is served the stale value now.
-            if (acquired.revalidate) void runBuild(o, acquired.entry, token, build).catch(() => undefined);
-            return { value: acquired.entry.value as T, result: CacheRequestResult.stale };
-          case 'build': {
-            count(CacheRequestResult.miss);
-            const value = await runBuild(o, acquired.entry, token, build);
-            return { value, result: CacheRequestResult.miss };
-          }
-          case 'building': {
-            const entry = await waitForBuild(o, deadline);
-            waited = true;
-            if (entry?.status === 'ready') {
-              count(CacheRequestResult.wait);
-              return { value: entry.value as T, result: CacheRequestResult.wait };
-            }
-            if (entry?.status === 'failed') {
-              count(CacheRequestResult.negative);
-              throw negativeError(entry);
-            }
+            throw negativeError(entry);
           }
         }
       }
+    }
+  };
+
+  const locals = createLocalCaches();
+
+  return {
+    async getOrBuild<T extends JsonValue>(options: CacheKeyOptions, build: (ctx: CacheBuildContext) => Promise<T>): Promise<CacheLookup<T>> {
+      const o = resolveOptions(options);
+      const local = options.local;
+      if (!local) return (await shared(o, build)).lookup;
+      const id = slot(o.cache, o.key);
+      const copy = locals.get(local, id, deps.clock.now());
+      deps.observer.localCacheRequest(local.name, copy === undefined ? 'miss' : 'hit');
+      if (copy !== undefined) return { value: copy as T, result: CacheRequestResult.hit };
+      let answer: SharedLookup<T>;
+      try {
+        answer = await shared(o, build);
+      } catch (err) {
+        locals.drop(local, id);
+        throw err;
+      }
+      const now = deps.clock.now();
+      // Only fresh ready values are copied, and never past the shared entry's expiry.
+      if (answer.freshUntil === null) locals.drop(local, id);
+      else locals.put(local, id, answer.lookup.value, Math.min(answer.freshUntil, now + o.ttlMs), now);
+      return answer.lookup;
     },
   };
 }

@@ -34,6 +34,11 @@ export interface StagePlan {
   nextJob(pipeline: string, stage: string): JobSpec | null;
   /** The latest stage before index `beforeIndex` that has a rollback, as a rollback job spec. */
   rollbackBefore(pipeline: string, beforeIndex: number): JobSpec | null;
+  /**
+   * The first compensation to run when the stage at `index` fails for good: its own rollback when
+   * it declares `rollbackOnFailure`, else that of the latest earlier stage with one.
+   */
+  rollbackAfterFailureOf(pipeline: string, index: number): JobSpec | null;
 }
 
 /** Resolves every pipeline's policies (defaults < definition < kiln.yaml) and checks them. */
@@ -65,7 +70,15 @@ export function createStagePlan(pipelines: readonly PipelineDefinition[], overri
           message: 'thread isolation needs a stage defined with `module`, not an inline `handler`',
         });
       }
-      const queue = queueName(pipeline.name, definition.name);
+      const queue = definition.queue ?? queueName(pipeline.name, definition.name);
+      const taken = byQueue.get(queue);
+      if (taken) {
+        issues.push({
+          source: 'pipelines',
+          path: `pipelines.${pipeline.name}.stages.${definition.name}.queue`,
+          message: `queue ${queue} is already the queue of stage ${taken.pipeline.name}.${taken.definition.name}; every stage needs its own queue`,
+        });
+      }
       const base = { stage: definition.name, queue, maxAttempts: policy.maxAttempts, priority: policy.priority };
       const stage: PlannedStage = {
         pipeline,
@@ -88,6 +101,14 @@ export function createStagePlan(pipelines: readonly PipelineDefinition[], overri
     if (!found) throw new NotFoundError('pipeline', pipeline, { code: 'UNKNOWN_PIPELINE' });
     return found;
   };
+  const rollbackBefore = (pipeline: string, beforeIndex: number): JobSpec | null => {
+    const list = stages(pipeline);
+    for (let i = Math.min(beforeIndex, list.length) - 1; i >= 0; i--) {
+      const spec = list[i]?.rollbackJob;
+      if (spec) return spec;
+    }
+    return null;
+  };
   return {
     pipelines: byName,
     queues: [...byQueue.keys()],
@@ -103,13 +124,11 @@ export function createStagePlan(pipelines: readonly PipelineDefinition[], overri
       const i = list.findIndex((s) => s.definition.name === stage);
       return list[i + 1]?.job ?? null;
     },
-    rollbackBefore(pipeline, beforeIndex) {
-      const list = stages(pipeline);
-      for (let i = Math.min(beforeIndex, list.length) - 1; i >= 0; i--) {
-        const spec = list[i]?.rollbackJob;
-        if (spec) return spec;
-      }
-      return null;
+    rollbackBefore,
+    rollbackAfterFailureOf(pipeline, index) {
+      const own = stages(pipeline)[index];
+      if (own?.definition.rollbackOnFailure && own.rollbackJob) return own.rollbackJob;
+      return rollbackBefore(pipeline, index);
     },
   };
 }

@@ -64,6 +64,7 @@ export function createMetrics(options: CreateMetricsOptions = {}): KilnMetrics {
 /** Counters and the histogram fed by engine events, wrapped as an observer. */
 function createObserverMetrics(registry: Registry): EngineObserver {
   const m = createEventMetrics(registry);
+  const compensation = createCompensationAndLocalCacheMetrics(registry);
   return guarded({
     stageExecuted(e: StageExecution) {
       const stage = e.rollback ? `${e.stage}:rollback` : e.stage;
@@ -71,6 +72,7 @@ function createObserverMetrics(registry: Registry): EngineObserver {
       if (Number.isFinite(e.durationMs)) m.duration.observe({ pipeline: e.pipeline, stage }, Math.max(0, e.durationMs) / 1000);
       // Any throw that is not a StageFailure is retried as transient (Temporal's rule), hence the fallback.
       if (e.outcome === 'retried') m.retries.inc({ pipeline: e.pipeline, stage, error_class: e.errorClass ?? 'transient' });
+      compensation.stageExecuted(e);
     },
     idempotentSkip: (pipeline, stage) => m.skips.inc({ pipeline, stage }),
     redelivered(queue, count) {
@@ -86,6 +88,7 @@ function createObserverMetrics(registry: Registry): EngineObserver {
     duplicatePublishPrevented(pipeline, count) {
       if (count > 0) m.publishPrevented.inc({ pipeline }, count);
     },
+    localCacheRequest: compensation.localCacheRequest,
   });
 }
 
@@ -182,6 +185,7 @@ function guarded(observer: EngineObserver): EngineObserver {
     cacheRequest: wrap(observer.cacheRequest),
     cacheBuild: wrap(observer.cacheBuild),
     duplicatePublishPrevented: wrap(observer.duplicatePublishPrevented),
+    localCacheRequest: wrap(observer.localCacheRequest),
   };
 }
 
@@ -263,5 +267,31 @@ function sharedPerScrape<T>(load: () => Promise<T>): () => Promise<T> {
       inFlight = null;
     });
     return inFlight;
+  };
+}
+
+// --- Rollback failures and per-process cache LRUs (command stages, issue 11) ---------------------
+// Kept in a block of their own: other metric families are added above this line.
+
+/** `kiln_rollback_failures_total` and `kiln_local_cache_requests_total`, fed by two observer events. */
+function createCompensationAndLocalCacheMetrics(registry: Registry): Pick<EngineObserver, 'stageExecuted' | 'localCacheRequest'> {
+  const registers = [registry];
+  const rollbackFailures = new Counter({
+    name: 'kiln_rollback_failures_total',
+    help: 'Compensations (rollback jobs) that kept failing after their retries (or failed permanently) and parked their run for an operator.',
+    labelNames: ['pipeline', 'stage'] as const,
+    registers,
+  });
+  const localCacheRequests = new Counter({
+    name: 'kiln_local_cache_requests_total',
+    help: 'Lookups in a per-process LRU in front of the single-flight cache: hit (served from this process), miss (asked the shared cache).',
+    labelNames: ['cache', 'result'] as const,
+    registers,
+  });
+  return {
+    stageExecuted(e) {
+      if (e.rollback && e.outcome === 'parked') rollbackFailures.inc({ pipeline: e.pipeline, stage: e.stage });
+    },
+    localCacheRequest: (cache, result) => localCacheRequests.inc({ cache, result }),
   };
 }

@@ -25,11 +25,13 @@ export interface Recorded {
   cacheRequests: string[];
   cacheBuilds: string[];
   publishPrevented: number;
+  /** `<cache>:<hit|miss>` per local (per-process LRU) lookup, in order. */
+  localCacheRequests: string[];
 }
 
 /** An observer that records into {@link Recorded}. */
 export function createRecorder(): { observer: EngineObserver; recorded: Recorded } {
-  const recorded: Recorded = { executions: [], skips: [], redeliveries: {}, runStatuses: [], abandoned: [], orphanedTemps: 0, cacheRequests: [], cacheBuilds: [], publishPrevented: 0 };
+  const recorded: Recorded = { executions: [], skips: [], redeliveries: {}, runStatuses: [], abandoned: [], orphanedTemps: 0, cacheRequests: [], cacheBuilds: [], publishPrevented: 0, localCacheRequests: [] };
   const observer: EngineObserver = {
     stageExecuted: (e) => recorded.executions.push(e),
     idempotentSkip: (p, s) => recorded.skips.push(`${p}.${s}`),
@@ -40,6 +42,7 @@ export function createRecorder(): { observer: EngineObserver; recorded: Recorded
     cacheRequest: (cache, result) => recorded.cacheRequests.push(`${cache}:${result}`),
     cacheBuild: (cache) => recorded.cacheBuilds.push(cache),
     duplicatePublishPrevented: (_pipeline, n) => (recorded.publishPrevented += n),
+    localCacheRequest: (cache, result) => recorded.localCacheRequests.push(`${cache}:${result}`),
   };
   return { observer, recorded };
 }

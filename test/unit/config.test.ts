@@ -83,9 +83,9 @@ describe('loadConfig', () => {
     assert.match(byPath.get('http.port')!.message, /integer.*"not-a-number"/);
     assert.match(byPath.get('pipelines.demo.sleep.stages.prepare.timeoutMs')!.message, /non-negative.*-5/);
     assert.match(byPath.get('pipelines.demo.sleep.stages.render')!.message, /unknown stage "render".*prepare, finish/);
-    assert.match(error.message, new RegExp(`${escape(file)}:2 http\\.port: `));
-    assert.match(error.message, new RegExp(`${escape(file)}:7 pipelines\\.demo\\.sleep\\.stages\\.prepare\\.timeoutMs: `));
-    assert.match(error.message, new RegExp(`${escape(file)}:8 pipelines\\.demo\\.sleep\\.stages\\.render: `));
+    assert.match(error.message, new RegExp(`${escape(file)}:2:9 http\\.port: `));
+    assert.match(error.message, new RegExp(`${escape(file)}:7:20 pipelines\\.demo\\.sleep\\.stages\\.prepare\\.timeoutMs: `));
+    assert.match(error.message, new RegExp(`${escape(file)}:8:7 pipelines\\.demo\\.sleep\\.stages\\.render: `));
   });
 
   test('without file, env or flags every field has its documented default and the result is deep-frozen', () => {
@@ -94,7 +94,14 @@ describe('loadConfig', () => {
     assert.deepEqual(config.store, { kind: 'sqlite', path: join(dir, 'kiln.db') });
     assert.deepEqual(config.artifacts, { root: join(dir, 'kiln-data/artifacts') });
     assert.deepEqual(config.http, { host: '127.0.0.1', port: 8080, bodyLimitBytes: 65_536, requestTimeoutMs: 10_000 });
-    assert.deepEqual(config.worker, { pollMs: 250, reapMs: 1_000, shutdownGraceMs: 10_000, tempGraceMs: 3_600_000, artifactGraceMs: 3_600_000 });
+    assert.deepEqual(config.worker, {
+      pollMs: 250,
+      reapMs: 1_000,
+      shutdownGraceMs: 10_000,
+      tempGraceMs: 3_600_000,
+      artifactGraceMs: 3_600_000,
+      workDir: join(dir, 'kiln-data/work'),
+    });
     assert.deepEqual(config.log, { level: 'info' });
     assert.deepEqual(config.policies, {});
     assert.ok(Object.isFrozen(config) && Object.isFrozen(config.http) && Object.isFrozen(config.policies));
@@ -149,7 +156,14 @@ describe('loadConfig', () => {
       ].join('\n'),
     );
     const config = load();
-    assert.deepEqual(config.worker, { pollMs: 100, reapMs: 2_000, shutdownGraceMs: 60_000, tempGraceMs: 5_400_000, artifactGraceMs: 3_600_000 });
+    assert.deepEqual(config.worker, {
+      pollMs: 100,
+      reapMs: 2_000,
+      shutdownGraceMs: 60_000,
+      tempGraceMs: 5_400_000,
+      artifactGraceMs: 3_600_000,
+      workDir: join(dir, 'kiln-data/work'),
+    });
     assert.deepEqual(config.policies, {
       'demo.sleep': {
         prepare: { maxAttempts: 3, timeoutMs: 5_000, leaseMs: 5_000, backoff: { baseMs: 100, capMs: 1_000 }, isolation: 'thread' },
@@ -174,7 +188,7 @@ describe('loadConfig', () => {
         ['pipelines.demo.sleep.stages.prepare.retries', 7],
       ],
     );
-    assert.match(issues[0]!.message, /unknown key "stroe" \(allowed: store, artifacts, http, worker, log, pipelines\)/);
+    assert.match(issues[0]!.message, /unknown key "stroe" \(allowed: store, artifacts, http, worker, log, pipelines, pipeline\)/);
     assert.match(issues[2]!.message, /unknown key "retries"/);
   });
 

@@ -68,8 +68,19 @@ export interface StageDefinition {
   name: string;
   handler?: StageHandler;
   module?: StageModule;
-  /** Compensation, run as its own idempotent job when the run is dead-lettered after this stage succeeded. */
+  /**
+   * Compensation, run as its own idempotent job when the run fails for good (dead-lettered or
+   * failed) after this stage succeeded; compensations run in reverse stage order.
+   */
   rollback?: StageHandler;
+  /**
+   * Also run this stage's own `rollback` when the stage itself fails for good (before those of the
+   * earlier stages): for stages that may leave a partial effect behind, such as an external
+   * command. The compensation must then cope with a stage that did nothing. @default false
+   */
+  rollbackOnFailure?: boolean;
+  /** The queue of this stage's jobs; default `<pipeline>.<stage>` (see {@link queueName}). Unique across pipelines. */
+  queue?: string;
   policy?: StagePolicyOverrides;
 }
 
@@ -94,13 +105,17 @@ export interface PipelineDefinitionInput {
 /** A checked, frozen pipeline definition. */
 export type PipelineDefinition = Readonly<Omit<PipelineDefinitionInput, 'stages'>> & { readonly stages: readonly StageDefinition[] };
 
-const NAME = /^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
-const STAGE_NAME = /^[a-z][a-z0-9_-]*$/;
+/** Pipeline names: lower case, dot-separated words (`demo.sleep`). */
+export const PIPELINE_NAME = /^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
+/** Stage names: one lower-case word. */
+export const STAGE_NAME = /^[a-z][a-z0-9_-]*$/;
+/** Queue names: like pipeline names, dots allowed anywhere after the first character. */
+export const QUEUE_NAME = /^[a-z0-9][a-z0-9._-]{0,199}$/;
 
 /** Defines a pipeline. Throws `ValidationError` naming every problem with the definition. */
 export function definePipeline(def: PipelineDefinitionInput): PipelineDefinition {
   const problems: string[] = [];
-  if (!NAME.test(def.name)) problems.push(`name "${def.name}" must match ${NAME}`);
+  if (!PIPELINE_NAME.test(def.name)) problems.push(`name "${def.name}" must match ${PIPELINE_NAME}`);
   if (!Number.isInteger(def.version) || def.version < 1) problems.push('version must be a positive integer');
   if (def.stages.length === 0) problems.push('at least one stage is required');
   const seen = new Set<string>();
@@ -109,6 +124,7 @@ export function definePipeline(def: PipelineDefinitionInput): PipelineDefinition
     if (seen.has(stage.name)) problems.push(`stage "${stage.name}" is defined twice`);
     seen.add(stage.name);
     if (!stage.handler === !stage.module) problems.push(`stage "${stage.name}" needs exactly one of handler or module`);
+    if (stage.queue !== undefined && !QUEUE_NAME.test(stage.queue)) problems.push(`queue "${stage.queue}" of stage "${stage.name}" must match ${QUEUE_NAME}`);
   }
   if (problems.length > 0) {
     throw new ValidationError(`pipeline ${def.name}: ${problems.join('; ')}`, {

@@ -57,3 +57,17 @@ export function decideFailure(ctx: FailureContext): FailureDecision {
   const delayMs = error.retryAfterMs ?? backoffDelayMs(policy.backoff, attempt, ctx.random);
   return { action: 'retry', delayMs };
 }
+
+/**
+ * A failed compensation (rollback job): retried with backoff while attempts remain (transient
+ * errors up to `maxAttempts`, intervention errors up to `min(maxAttempts, interventionAttempts)`),
+ * then — and at once for a permanent error — the run is parked for an operator. A compensation
+ * is never dead-lettered or failed: an undone side effect must stay visible and resumable, and
+ * compensations are not themselves compensated.
+ */
+export function decideRollbackFailure(ctx: Omit<FailureContext, 'rollback'>): FailureDecision {
+  const { error, attempt, policy } = ctx;
+  const limit = error.class === ErrorClass.intervention ? Math.min(policy.maxAttempts, policy.interventionAttempts) : policy.maxAttempts;
+  if (error.class === ErrorClass.permanent || attempt >= limit) return { action: 'park' };
+  return { action: 'retry', delayMs: error.retryAfterMs ?? backoffDelayMs(policy.backoff, attempt, ctx.random) };
+}

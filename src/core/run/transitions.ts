@@ -12,7 +12,9 @@ export const RUN_TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> 
   // of a permanently failed run completing.
   running: ['succeeded', 'failed', 'dead_lettered', 'parked', 'cancelled', 'superseded', 'running'],
   parked: ['running', 'cancelled', 'superseded'],
-  dead_lettered: ['running', 'failed', 'cancelled', 'superseded'],
+  // dead_lettered -> parked: a compensation of a dead-lettered run failed for good and waits for an
+  // operator (resume runs it again; the last compensation to complete ends the run failed).
+  dead_lettered: ['running', 'failed', 'parked', 'cancelled', 'superseded'],
   succeeded: [],
   failed: [],
   cancelled: [],

@@ -76,8 +76,8 @@ function applyRetry(state: MemoryState, job: Job, record: StageRecord, delayMs: 
 function applyPark(job: Job, record: StageRecord, run: Run): void {
   job.state = JobState.parked;
   if (job.kind === JobKind.stage) record.status = StageStatus.failed;
-  // A compensation of a dead-lettered run cannot park the run (not a legal move): the job alone
-  // waits, visible as parked.
+  // The run parks where the transition table allows it (running, and dead_lettered while a
+  // compensation runs); otherwise the job alone waits, visible as parked.
   if (canTransition(run.status, RunStatus.parked)) run.status = RunStatus.parked;
 }
 

@@ -97,8 +97,8 @@ function failureEffect(request: FailStageRequest, job: JobRow, run: RunRow, erro
     return { jobState: 'ready', availableAt: now + Math.max(0, decision.delayMs), stageStatus: 'failed', run: null };
   }
   if (decision.action === 'park') {
-    // A compensation of a dead-lettered run cannot park the run (not a legal move): the job
-    // alone waits, visible as parked.
+    // The run parks where the transition table allows it (running, and dead_lettered while a
+    // compensation runs); otherwise the job alone waits, visible as parked.
     const park = canTransition(run.status, 'parked') ? { status: 'parked' as const } : null;
     return { jobState: 'parked', availableAt: job.available_at, stageStatus: 'failed', run: park };
   }

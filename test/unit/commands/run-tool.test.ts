@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { StageFailure } from '../../../src/index.ts';
-import { runTool } from '../../../src/pipelines/thumbnails/media/run-tool.ts';
+import { runTool } from '../../../src/commands/run-tool.ts';
+import { isGone } from '../../support/processes.ts';
 
 /** A hanging tool: it ignores SIGTERM, starts a grandchild that does too, reports both pids, then waits forever. */
 const HANGING_TOOL = `
@@ -33,26 +34,16 @@ printf 'no newline at the end'
 exit 3
 `;
 
-/** True when `pid` is gone: no such process, or a zombie waiting for init to reap it. */
-function isGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return true;
-    throw err;
-  }
-  try {
-    return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true; // it went away between the two checks
-  }
-}
-
 /** Polls until every pid is gone; SIGKILL is asynchronous, so allow the kernel a moment. */
 async function assertAllGone(pids: number[]): Promise<void> {
   const deadline = performance.now() + 5000;
   while (!pids.every(isGone) && performance.now() < deadline) await delay(10);
   for (const pid of pids) assert.ok(isGone(pid), `process ${pid} is gone`);
+}
+
+/** The text of the `PROGRESS <text>` lines among `lines`. */
+function markersIn(lines: readonly string[]): string[] {
+  return lines.filter((l) => l.startsWith('PROGRESS ')).map((l) => l.slice('PROGRESS '.length));
 }
 
 function pidsFrom(markers: readonly string[]): number[] {
@@ -77,30 +68,40 @@ describe('runTool', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  test('returns stdout, stderr, the exit code and the progress markers', async () => {
+  test('returns stdout, stderr, the exit code and every stdout line as it arrives', async () => {
     const seen: string[] = [];
-    const result = await runTool('sh', [script('finish.sh')], { timeoutMs: 10_000, onProgress: (m) => seen.push(m) });
+    const result = await runTool('sh', [script('finish.sh')], { timeoutMs: 10_000, onLine: (line) => seen.push(line) });
     assert.equal(result.code, 3);
+    assert.equal(result.signal, null);
     assert.equal(result.stdout, 'PROGRESS 10%\nout-line\nPROGRESS 100%\r\nno newline at the end');
     assert.equal(result.stderr, 'err-line\n');
-    assert.deepEqual(result.progress, ['10%', '100%']);
-    assert.deepEqual(seen, ['10%', '100%']);
+    assert.deepEqual(seen, ['PROGRESS 10%', 'out-line', 'PROGRESS 100%', 'no newline at the end']);
     assert.equal(result.truncated, false);
   });
 
+  test('a tool killed by a signal reports it', async () => {
+    const result = await runTool('sh', ['-c', 'kill -USR1 $$'], { timeoutMs: 10_000 });
+    assert.equal(result.signal, 'SIGUSR1');
+    assert.equal(result.code, 128 + 10);
+  });
+
+  test('arguments reach the tool as given, and only the given environment', async () => {
+    const result = await runTool('sh', ['-c', 'printf "%s|" "$@"; printf "%s" "$ONLY"', 'sh', 'a b', '$(id)', 'x; touch y'], { timeoutMs: 10_000, env: { ONLY: 'yes', PATH: process.env.PATH } });
+    assert.equal(result.stdout, 'a b|$(id)|x; touch y|yes');
+  });
+
   test('on timeout kills the whole process group, grandchild included, even if they ignore SIGTERM', async () => {
-    const markers: string[] = [];
-    const err = await runTool('sh', [script('hang.sh')], { timeoutMs: 300, killGraceMs: 200, onProgress: (m) => markers.push(m) }).then(
+    const lines: string[] = [];
+    const err = await runTool('sh', [script('hang.sh')], { timeoutMs: 300, killGraceMs: 200, onLine: (l) => lines.push(l) }).then(
       () => assert.fail('expected a timeout'),
       (e: unknown) => e,
     );
-    const pids = pidsFrom(markers);
+    const pids = pidsFrom(markersIn(lines));
     stray.push(...pids);
-    assert.equal(pids.length, 2, `leader and grandchild reported: ${markers.join(', ')}`);
+    assert.equal(pids.length, 2, `leader and grandchild reported: ${lines.join(', ')}`);
     assert.ok(err instanceof StageFailure);
     assert.equal(err.code, 'TOOL_TIMEOUT');
     assert.equal(err.retryable, true);
-    assert.equal(err.details?.['lastProgress'], markers.at(-1));
     await assertAllGone(pids);
   });
 
@@ -112,8 +113,8 @@ describe('runTool', () => {
       timeoutMs: 60_000,
       killGraceMs: 200,
       signal: controller.signal,
-      onProgress: (m) => {
-        markers.push(m);
+      onLine: (l) => {
+        markers.push(...markersIn([l]));
         if (markers.length === 2) controller.abort(reason);
       },
     });
@@ -131,10 +132,30 @@ describe('runTool', () => {
   test('what a finished tool left running in its group is killed', async () => {
     const result = await runTool('sh', [script('leave.sh')], { timeoutMs: 10_000, killGraceMs: 200 });
     assert.equal(result.code, 0);
-    const pids = pidsFrom(result.progress);
+    const pids = pidsFrom(markersIn(result.stdout.split('\n')));
     stray.push(...pids);
     assert.equal(pids.length, 1);
     await assertAllGone(pids);
+  });
+
+  test('a parent SIGKILLed while its tool runs leaves no process of the tool behind within 2 s', async () => {
+    const parentScript = new URL('../../fixtures/commands/run-tool-parent.ts', import.meta.url).pathname;
+    const parent = spawn(process.execPath, ['--import', 'tsx', parentScript, script('hang.sh')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    const pids = await new Promise<number[]>((resolve, reject) => {
+      parent.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const found = pidsFrom(markersIn(out.split('\n')));
+        if (found.length === 2) resolve(found);
+      });
+      parent.once('exit', () => reject(new Error(`parent exited early: ${out}`)));
+    });
+    stray.push(...pids);
+    parent.kill('SIGKILL');
+    const killedAt = performance.now();
+    const deadline = killedAt + 2000;
+    while (!pids.every(isGone) && performance.now() < deadline) await delay(10);
+    for (const pid of pids) assert.ok(isGone(pid), `process ${pid} is gone within 2 s of the parent's SIGKILL`);
   });
 
   test('a tool that cannot be started is TOOL_UNAVAILABLE', async () => {
@@ -142,9 +163,11 @@ describe('runTool', () => {
     assert.ok(err instanceof StageFailure && err.code === 'TOOL_UNAVAILABLE' && err.errorClass === 'intervention', String(err));
   });
 
-  test('output beyond the cap is cut and flagged', async () => {
-    const result = await runTool('sh', ['-c', 'head -c 100000 /dev/zero | tr "\\0" x'], { timeoutMs: 10_000, maxOutputBytes: 1000 });
+  test('output beyond the cap is cut and flagged: stdout keeps its start, stderr its end', async () => {
+    const result = await runTool('sh', ['-c', 'head -c 100000 /dev/zero | tr "\\0" x; (head -c 5000 /dev/zero | tr "\\0" y; echo the-end) >&2'], { timeoutMs: 10_000, maxOutputBytes: 1000 });
     assert.equal(result.stdout.length, 1000);
+    assert.equal(result.stderr.length, 1000);
+    assert.ok(result.stderr.endsWith('y\nthe-end\n') || result.stderr.endsWith('ythe-end\n'), result.stderr.slice(-20));
     assert.equal(result.truncated, true);
   });
 });
