@@ -10,6 +10,7 @@ import type { StoreHarness } from './fixture.ts';
 import { describeArtifactRefsPort } from './suite-artifact-refs.ts';
 import { describeCachePort } from './suite-cache.ts';
 import { describeJobsPort } from './suite-jobs.ts';
+import { describeLocksPort } from './suite-locks.ts';
 import { describeOperatorPort } from './suite-operator.ts';
 import { describePublicationsPort } from './suite-publications.ts';
 import { describeReadsPort } from './suite-reads.ts';
@@ -31,5 +32,6 @@ export function describeStoreSuite(name: string, harness: StoreHarness): void {
     describeRequestsPort(harness);
     describeVersionsPort(harness);
     describeArtifactRefsPort(harness);
+    describeLocksPort(harness);
   });
 }

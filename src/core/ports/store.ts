@@ -8,6 +8,7 @@
 import type { ArtifactRefsPort } from './artifact-refs.ts';
 import type { CachePort } from './cache.ts';
 import type { JobsPort } from './jobs.ts';
+import type { LocksPort } from './locks.ts';
 import type { OperatorPort } from './operator.ts';
 import type { PublicationsPort } from './publications.ts';
 import type { ReadsPort } from './reads.ts';
@@ -60,6 +61,8 @@ export interface Store {
   readonly versions: VersionsPort;
   /** Artifact references garbage collection must keep. */
   readonly artifactRefs: ArtifactRefsPort;
+  /** Named locks with fences (a stage's `lock` policy). */
+  readonly locks: LocksPort;
 
   /** Applies pending migrations; safe when several processes call it at once. */
   migrate(): Promise<MigrationResult>;

@@ -11,6 +11,7 @@ import { createArtifactRefsPort } from './artifact-refs.ts';
 import { createCachePort } from './cache.ts';
 import { createContext } from './context.ts';
 import { createJobsPort } from './jobs.ts';
+import { createLocksPort } from './locks.ts';
 import { applyMigrations, readSchemaVersionInfo } from './migrate.ts';
 import { createOperatorPort } from './operator.ts';
 import { createPublicationsPort } from './publications.ts';
@@ -44,6 +45,7 @@ export function buildMemoryStore(deps: MemoryStoreDeps): Store {
     requests: createRequestsPort(ctx),
     versions: createVersionsPort(ctx),
     artifactRefs: createArtifactRefsPort(ctx),
+    locks: createLocksPort(ctx),
     migrate: ctx.atomic(() => applyMigrations(state)),
     schemaVersion: ctx.atomic(() => readSchemaVersionInfo(state)),
     now: ctx.atomic(() => state.clock.now()),

@@ -15,6 +15,7 @@ import { assertKnownVersion, latestSchemaVersion, readSchemaVersion } from './mi
 import * as artifactRefsSql from './sql/artifact-refs.ts';
 import * as cacheSql from './sql/cache.ts';
 import * as jobsSql from './sql/jobs.ts';
+import * as locksSql from './sql/locks.ts';
 import * as operatorSql from './sql/operator.ts';
 import * as publicationsSql from './sql/publications.ts';
 import * as readsSql from './sql/reads.ts';
@@ -34,6 +35,7 @@ export function buildStatements(schema: string) {
     requests: buildAll(requestsSql, s),
     versions: buildAll(versionsSql, s),
     artifactRefs: buildAll(artifactRefsSql, s),
+    locks: buildAll(locksSql, s),
   };
 }
 

@@ -13,6 +13,7 @@ import { createCachePort } from './cache.ts';
 import { createContext, storeNow } from './context.ts';
 import { mapError } from './errors.ts';
 import { createJobsPort } from './jobs.ts';
+import { createLocksPort } from './locks.ts';
 import { applyMigrations, schemaVersionInfo } from './migrate.ts';
 import { createOperatorPort } from './operator.ts';
 import { createPublicationsPort } from './publications.ts';
@@ -69,6 +70,7 @@ export function buildPostgresStore(deps: PostgresStoreDeps): PostgresStore {
     requests: createRequestsPort(ctx),
     versions: createVersionsPort(ctx),
     artifactRefs: createArtifactRefsPort(ctx),
+    locks: createLocksPort(ctx),
     migrate: ctx.guard(async () => {
       const result = await applyMigrations(pool, schema, ctx.now());
       ctx.schemaMigrated();

@@ -15,6 +15,7 @@ import { assertKnownVersion, latestSchemaVersion, readSchemaVersion } from './mi
 import { prepareArtifactRefsStatements } from './sql/artifact-refs.ts';
 import { prepareCacheStatements } from './sql/cache.ts';
 import { prepareJobsStatements } from './sql/jobs.ts';
+import { prepareLocksStatements } from './sql/locks.ts';
 import { prepareOperatorStatements } from './sql/operator.ts';
 import { preparePublicationsStatements } from './sql/publications.ts';
 import { prepareReadsStatements } from './sql/reads.ts';
@@ -37,6 +38,7 @@ function prepareStatements(db: SqliteDatabase) {
     ...prepareRequestsStatements(db),
     ...prepareVersionsStatements(db),
     ...prepareArtifactRefsStatements(db),
+    ...prepareLocksStatements(db),
   };
 }
 

@@ -11,6 +11,7 @@ import { createCachePort } from './cache.ts';
 import type { SqliteDatabase } from './connection.ts';
 import { createContext } from './context.ts';
 import { createJobsPort } from './jobs.ts';
+import { createLocksPort } from './locks.ts';
 import { applyMigrations, readSchemaVersionInfo } from './migrate.ts';
 import { createOperatorPort } from './operator.ts';
 import { createPublicationsPort } from './publications.ts';
@@ -45,6 +46,7 @@ export function buildSqliteStore(deps: SqliteStoreDeps): Store {
     requests: createRequestsPort(ctx),
     versions: createVersionsPort(ctx),
     artifactRefs: createArtifactRefsPort(ctx),
+    locks: createLocksPort(ctx),
     // Migrations open their own transaction; the version read must work before any migration.
     migrate: ctx.outside(() => applyMigrations(ctx.db, ctx.clock.now())),
     schemaVersion: ctx.outside(() => readSchemaVersionInfo(ctx.db)),
