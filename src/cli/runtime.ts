@@ -115,12 +115,14 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
     artifacts,
     pipelines: options.pipelines,
     policies: config.policies,
+    lockTtlMs: config.worker.lock.ttlMs,
     settings: config.settings,
     logger,
     observer: metrics.observer,
   });
-  // Queue depth gauges are read from the store at scrape time, not tracked incrementally.
+  // Queue depth and lock gauges are read from the store at scrape time, not tracked incrementally.
   metrics.setQueueStats(() => kiln.queues());
+  metrics.setLockStats(() => kiln.lockStats());
   let closed: Promise<void> | undefined;
   return {
     config,

@@ -9,6 +9,7 @@ import { ConfigError, type ConfigIssue } from '../core/errors.ts';
 import type { PipelineDefinition } from '../core/pipeline/define-pipeline.ts';
 import type { PolicyOverrides } from '../engine/kiln-types.ts';
 import { readConfigFile, type ConfigFile } from './config-file.ts';
+import { resolveLockSettings } from './lock-settings.ts';
 import { resolvePipelineSettings } from './pipeline-settings.ts';
 import { resolvePolicyOverrides } from './policy-overrides.ts';
 import {
@@ -77,10 +78,12 @@ export function loadConfig(options: LoadConfigOptions): ResolvedConfig {
   const layers = [defaults, fileLayer, envLayer, flagLayer];
   const store = resolveStore(layers.map((l) => l['store']));
   if (store === null) issues.push(missingUrlIssue(file));
+  const merged = mergeLayers(layers);
+  const lock = store === null ? null : resolveLockSettings(merged['worker']?.['lock'], store, file, issues);
   const pipelineSettings = resolvePipelineSettings(file, options.pipelines);
   issues.push(...pipelineSettings.issues);
   if (issues.length > 0) throw new ConfigError(inFileOrder(issues, source));
-  const sections = { ...mergeLayers(layers), store } as unknown as ResolvedSections;
+  const sections = { ...merged, worker: { ...merged['worker'], lock }, store } as unknown as ResolvedSections;
   return deepFreeze({ source, ...sections, policies, settings: pipelineSettings.settings });
 }
 

@@ -94,7 +94,14 @@ describe('loadConfig', () => {
     assert.deepEqual(config.store, { kind: 'sqlite', path: join(dir, 'kiln.db') });
     assert.deepEqual(config.artifacts, { root: join(dir, 'kiln-data/artifacts') });
     assert.deepEqual(config.http, { host: '127.0.0.1', port: 8080, bodyLimitBytes: 65_536, requestTimeoutMs: 10_000 });
-    assert.deepEqual(config.worker, { pollMs: 250, reapMs: 1_000, shutdownGraceMs: 10_000, tempGraceMs: 3_600_000, artifactGraceMs: 3_600_000 });
+    assert.deepEqual(config.worker, {
+      pollMs: 250,
+      reapMs: 1_000,
+      shutdownGraceMs: 10_000,
+      tempGraceMs: 3_600_000,
+      artifactGraceMs: 3_600_000,
+      lock: { provider: 'sqlite', ttlMs: 30_000 },
+    });
     assert.deepEqual(config.log, { level: 'info' });
     assert.deepEqual(config.policies, {});
     assert.ok(Object.isFrozen(config) && Object.isFrozen(config.http) && Object.isFrozen(config.policies));
@@ -149,7 +156,14 @@ describe('loadConfig', () => {
       ].join('\n'),
     );
     const config = load();
-    assert.deepEqual(config.worker, { pollMs: 100, reapMs: 2_000, shutdownGraceMs: 60_000, tempGraceMs: 5_400_000, artifactGraceMs: 3_600_000 });
+    assert.deepEqual(config.worker, {
+      pollMs: 100,
+      reapMs: 2_000,
+      shutdownGraceMs: 60_000,
+      tempGraceMs: 5_400_000,
+      artifactGraceMs: 3_600_000,
+      lock: { provider: 'sqlite', ttlMs: 30_000 },
+    });
     assert.deepEqual(config.policies, {
       'demo.sleep': {
         prepare: { maxAttempts: 3, timeoutMs: 5_000, leaseMs: 5_000, backoff: { baseMs: 100, capMs: 1_000 }, isolation: 'thread' },
