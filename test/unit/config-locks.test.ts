@@ -4,14 +4,11 @@
  * stage's `lock` override (key template and TTL, checked at load with file and line).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { loadConfig, type LoadConfigOptions } from '../../src/config/load.ts';
-import { ConfigError, type ConfigIssue } from '../../src/core/errors.ts';
 import { definePipeline } from '../../src/core/pipeline/define-pipeline.ts';
 import { createStagePlan } from '../../src/engine/stage-plan.ts';
+import { issuesOf, useConfigDir } from '../support/config-files.ts';
 
 const assets = definePipeline({
   name: 'assets',
@@ -23,28 +20,11 @@ const assets = definePipeline({
 });
 const pipelines = [assets];
 
-let dir: string;
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'kiln-config-locks-'));
-});
-afterEach(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
+const dir = useConfigDir('kiln-config-locks-');
 
 function load(yaml: string, options: Partial<LoadConfigOptions> = {}) {
-  writeFileSync(join(dir, 'kiln.yaml'), yaml);
-  return loadConfig({ cwd: dir, env: {}, pipelines, ...options });
-}
-
-/** Runs `fn`, asserts it throws a ConfigError and returns its issues. */
-function issuesOf(fn: () => unknown): readonly ConfigIssue[] {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(err instanceof ConfigError, `expected ConfigError, got ${String(err)}`);
-    return err.issues;
-  }
-  assert.fail('expected loadConfig to throw');
+  dir.writeYaml(yaml);
+  return loadConfig({ cwd: dir.path(), env: {}, pipelines, ...options });
 }
 
 describe('worker.lock', () => {
