@@ -121,7 +121,7 @@ export const StagePolicySchema = Type.Object(
           key: Type.Optional(
             Type.String({
               minLength: 1,
-              description: 'Lock key template, e.g. "render:{{input.assetId}}" ({{input.<path>}}, {{run.id}}, {{run.subjectId}}, {{pipeline}}, {{stage}}).',
+              description: 'Lock key template, e.g. "render:{{input.assetId}}" ({{input.<path>}}, {{run.id}}, {{run.pipeline}}, {{run.subjectId}}, {{stage.<name>.outputs.<path>}}).',
             }),
           ),
           ttlMs: Type.Optional(Duration('The lock expires this long after its last renewal; above heartbeatMs (default worker.lock.ttl).', { minimumMs: 1 })),

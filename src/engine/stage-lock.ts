@@ -33,14 +33,13 @@ export type TakeLockResult =
   /** The key cannot be rendered for this run: the attempt fails with this permanent error. */
   | { status: 'unresolved'; error: StageFailure };
 
-/** What a lock key may refer to: the run's input, a few run fields, the pipeline and stage names. */
+/** What a lock key may refer to (`LOCK_KEY_ROOTS`): the run's input, a few run fields, earlier stages' outputs. */
 function keyScope(claimed: ClaimedJob): Record<string, JsonValue> {
-  const { run, job } = claimed;
+  const { run, outputs } = claimed;
   return {
     input: run.input,
-    run: { id: run.id, subjectId: run.subjectId, subjectVersion: run.subjectVersion, tenant: run.tenant },
-    pipeline: job.pipeline,
-    stage: job.stage,
+    run: { id: run.id, pipeline: run.pipeline, subjectId: run.subjectId, subjectVersion: run.subjectVersion, tenant: run.tenant },
+    stage: Object.fromEntries(Object.entries(outputs).map(([name, output]) => [name, { outputs: output }])),
   };
 }
 

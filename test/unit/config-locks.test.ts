@@ -77,7 +77,7 @@ describe('stage lock overrides', () => {
       ],
     );
     assert.match(issues[0]?.message ?? '', /must be above heartbeatMs \(1000\)/);
-    assert.match(issues[1]?.message ?? '', /must start with one of: input, run, pipeline, stage/);
+    assert.match(issues[1]?.message ?? '', /must start with one of: input, run, stage/);
   });
 
   test('a lock override on a stage without a lock must name a key', () => {

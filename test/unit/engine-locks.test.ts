@@ -49,6 +49,24 @@ describe('stage locks in the engine', () => {
     assert.deepEqual(h.recorded.lockAcquiredWaitMs, [0]);
   });
 
+  it('a key may name run fields and earlier stages\' outputs', async () => {
+    const keys: (string | undefined)[] = [];
+    const p = definePipeline({
+      name: 't.refs',
+      version: 1,
+      stages: [
+        { name: 'fetch', handler: () => ({ id: 7 }) },
+        { name: 'render', handler: (ctx) => keys.push(ctx.lock?.key), policy: { lock: { key: '{{run.pipeline}}/{{stage.fetch.outputs.id}}/{{run.subjectId}}' } } },
+      ],
+    });
+    const h = await createEngineHarness([p]);
+    await h.kiln.submit('t.refs', {}, { subjectId: 'asset_9', subjectVersion: 1 });
+    const worker = h.kiln.createWorker();
+    await worker.runOnce();
+    await worker.runOnce();
+    assert.deepEqual(keys, ['t.refs/7/asset_9']);
+  });
+
   it('a job whose lock is held waits without spending attempts and never runs beside the holder; it runs once the lock is free', async () => {
     const gates = [deferred<string>(), deferred<string>()];
     const fences: number[] = [];

@@ -22,8 +22,9 @@ export interface BackoffPolicy {
  */
 export interface LockPolicy {
   /**
-   * Key template: text with `{{input.<path>}}`, `{{run.id}}`, `{{run.subjectId}}`,
-   * `{{run.subjectVersion}}`, `{{run.tenant}}`, `{{pipeline}}` or `{{stage}}` references.
+   * Key template: text with references to the run's input (`{{input.<path>}}`), its fields
+   * (`{{run.id}}`, `{{run.pipeline}}`, `{{run.subjectId}}`, `{{run.subjectVersion}}`,
+   * `{{run.tenant}}`) or an earlier stage's output (`{{stage.<name>.outputs.<path>}}`).
    */
   key: string;
   /**
@@ -34,7 +35,7 @@ export interface LockPolicy {
 }
 
 /** What a lock key template may refer to (see {@link LockPolicy.key}). */
-export const LOCK_KEY_ROOTS: readonly string[] = ['input', 'run', 'pipeline', 'stage'];
+export const LOCK_KEY_ROOTS: readonly string[] = ['input', 'run', 'stage'];
 
 /** The default lock TTL when neither the stage nor `worker.lock.ttl` sets one. */
 export const DEFAULT_LOCK_TTL_MS = 30_000;
