@@ -130,6 +130,11 @@ async function exhausted(deps: ExecutorDeps, stage: PlannedStage, claimed: Claim
  * the attempt (permanent).
  */
 async function runLocked(deps: ExecutorDeps, stage: PlannedStage & { lock: PlannedLock }, claimed: ClaimedJob, held: HeldJob, logger: Logger): Promise<void> {
+  // A job claimed ahead that lost its lease (or its run) meanwhile never runs: no lock needed.
+  if (held.controller.signal.aborted) {
+    await runAndCommit(deps, stage, claimed, held, logger, null);
+    return;
+  }
   const taken = await takeStageLock(deps, stage, claimed, held, logger);
   if (taken.status === 'handed_back') return;
   if (taken.status === 'unresolved') {
@@ -137,19 +142,44 @@ async function runLocked(deps: ExecutorDeps, stage: PlannedStage & { lock: Plann
     await commitSettled(deps, stage, claimed, { lease: held.lease, retryUntil: leaseDeadline(held, stage) }, logger, { kind: 'error', error: taken.error }, 0, null);
     return;
   }
-  let handlerSettled = true;
+  let handlerDone: Promise<unknown> = Promise.resolve();
   try {
-    handlerSettled = await runAndCommit(deps, stage, claimed, held, logger.child({ lock: taken.lock.key, lock_fence: taken.lock.fence }), taken.lock);
+    ({ handlerDone } = await runAndCommit(deps, stage, claimed, held, logger.child({ lock: taken.lock.key, lock_fence: taken.lock.fence }), taken.lock));
   } finally {
-    // An abandoned handler (it ignored its abort) may still be running: its lock is left to
-    // expire after its TTL rather than handed to the next job at once.
-    if (handlerSettled) await releaseStageLock(deps, held, taken.lock, logger);
+    // An aborted handler usually stops at once; one that ignores its abort (abandoned) may still
+    // be running, so its lock is left to expire after its TTL rather than handed on at once.
+    if (await settlesWithin(deps, handlerDone, ABANDONED_HANDLER_GRACE_MS)) await releaseStageLock(deps, held, taken.lock, logger);
     else logger.warn({ lock: taken.lock.key }, 'handler abandoned under its lock; the lock expires after its TTL');
   }
 }
 
-/** Runs the handler and commits its outcome; returns whether the handler settled (false: abandoned). */
-async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob, held: HeldJob, logger: Logger, lock: TakenLock | null): Promise<boolean> {
+/** How long a handler aborted under a lock may take to stop before it counts as abandoned. */
+const ABANDONED_HANDLER_GRACE_MS = 1_000;
+
+/** True when `promise` settles within `ms` (on the engine's clock). */
+async function settlesWithin(deps: ExecutorDeps, promise: Promise<unknown>, ms: number): Promise<boolean> {
+  const timeUp = new AbortController();
+  const settled = promise.then(
+    () => true,
+    () => true,
+  );
+  const result = await Promise.race([settled, deps.clock.sleep(ms, timeUp.signal).then(() => false)]);
+  timeUp.abort();
+  return result;
+}
+
+/**
+ * Runs the handler and commits its outcome. `handlerDone` settles when the handler has (at once
+ * when it never started; later, or never, when it was abandoned).
+ */
+async function runAndCommit(
+  deps: ExecutorDeps,
+  stage: PlannedStage,
+  claimed: ClaimedJob,
+  held: HeldJob,
+  logger: Logger,
+  lock: TakenLock | null,
+): Promise<{ handlerDone: Promise<unknown> }> {
   const { job } = claimed;
   const { controller, lease } = held;
   const cancelTimeout = deps.clock.setTimer(
@@ -180,12 +210,13 @@ async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: Cl
   };
   let settled: Settled;
   let handlerSettled = false;
+  // A job claimed ahead may have lost its lease (or its run) while it waited: do not start it.
+  const started = !controller.signal.aborted;
+  const handler = (started ? invokeHandler(deps.threads, stage, ctx) : new Promise<never>(() => {})).then(
+    (output): Settled => ({ kind: 'ok', output: toJson(output), publish }),
+    (error: unknown): Settled => ({ kind: 'error', error }),
+  );
   try {
-    // A job claimed ahead may have lost its lease (or its run) while it waited: do not start it.
-    const handler = (controller.signal.aborted ? new Promise<never>(() => {}) : invokeHandler(deps.threads, stage, ctx)).then(
-      (output): Settled => ({ kind: 'ok', output: toJson(output), publish }),
-      (error: unknown): Settled => ({ kind: 'error', error }),
-    );
     void handler.finally(() => (handlerSettled = true));
     settled = await Promise.race([handler, whenAborted(controller.signal)]);
   } finally {
@@ -199,7 +230,7 @@ async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: Cl
     logger.warn({ timeoutMs: stage.policy.timeoutMs }, 'handler ignored its timeout; abandoned');
   }
   await commitSettled(deps, stage, claimed, { lease, retryUntil: leaseDeadline(held, stage) }, logger, settled, durationMs, lock);
-  return handlerSettled;
+  return { handlerDone: started ? handler : Promise.resolve() };
 }
 
 /**

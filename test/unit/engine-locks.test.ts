@@ -202,6 +202,32 @@ describe('stage locks in the engine', () => {
     assert.equal((await h.kiln.getRun(run.id)).run.status, 'succeeded');
   });
 
+  it('a handler that stops at its timeout frees the lock at once; one that ignores it keeps the lock until its TTL', async () => {
+    const h = await createEngineHarness([
+      lockedPipeline(
+        't.timeout',
+        (ctx) =>
+          new Promise((_, reject) => {
+            // `stubborn` inputs ignore their abort (abandoned); the others stop when told.
+            if (!(ctx.input as { stubborn?: boolean }).stubborn) ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error));
+          }),
+        { key: KEY, ttlMs: 20_000 },
+        { timeoutMs: 1_000, maxAttempts: 1 },
+      ),
+    ]);
+    await h.kiln.submit('t.timeout', { assetId: 'polite' });
+    await h.kiln.submit('t.timeout', { assetId: 'stubborn', stubborn: true });
+    const worker = h.kiln.createWorker({ pollMs: 50 });
+    worker.start();
+    await advance(h, 3_000);
+    assert.equal(await h.store.locks.get('render:polite'), null, 'released right after the failed attempt committed');
+    assert.equal((await h.store.locks.get('render:stubborn'))?.owner, worker.id, 'kept while the abandoned handler may still run');
+    await advance(h, 20_000);
+    assert.equal(await h.store.locks.get('render:stubborn'), null, 'expired after its TTL, then reaped');
+    assert.equal(h.recorded.staleLocksReaped, 1);
+    await worker.stop(0);
+  });
+
   it('a key the run cannot fill fails the run permanently with LOCK_KEY_UNRESOLVED, running nothing', async () => {
     let calls = 0;
     const h = await createEngineHarness([lockedPipeline('t.key', () => ++calls)]);
