@@ -79,7 +79,8 @@ export function loadConfig(options: LoadConfigOptions): ResolvedConfig {
   const store = resolveStore(layers.map((l) => l['store']));
   if (store === null) issues.push(missingUrlIssue(file));
   const merged = mergeLayers(layers);
-  const lock = store === null ? null : resolveLockSettings(merged['worker']?.['lock'], store, file, issues);
+  // worker.lock is set in the file only; its default follows the selected store.
+  const lock = store === null ? null : resolveLockSettings(fileLayer['worker']?.['lock'], store, file, issues);
   const pipelineSettings = resolvePipelineSettings(file, options.pipelines);
   issues.push(...pipelineSettings.issues);
   if (issues.length > 0) throw new ConfigError(inFileOrder(issues, source));

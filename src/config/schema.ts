@@ -311,6 +311,9 @@ export const CONFIG_DEFAULTS: ResolvedSections = (() => {
   delete raw['pipelines'];
   // The file's store fields cover both stores; the default selects SQLite at the default path.
   raw['store'] = { kind: StoreKind.sqlite, path: (raw['store'] as { path: string }).path };
+  // The file's `lock.ttl` resolves to `ttlMs`, kept by the default store (see lock-settings.ts).
+  const worker = raw['worker'] as Record<string, unknown>;
+  worker['lock'] = Object.freeze({ provider: LockProvider.sqlite, ttlMs: DEFAULT_LOCK_TTL_MS });
   for (const section of Object.values(raw)) Object.freeze(section);
   return Object.freeze(raw) as unknown as ResolvedSections;
 })();

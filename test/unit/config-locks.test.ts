@@ -33,6 +33,7 @@ describe('worker.lock', () => {
     assert.deepEqual(load('worker: { lock: { ttl: 2m } }\n').worker.lock, { provider: 'sqlite', ttlMs: 120_000 });
     const pg = load('store: { url: "postgres://kiln@localhost/kiln" }\nworker: { lock: { provider: postgres } }\n').worker.lock;
     assert.deepEqual(pg, { provider: 'postgres', ttlMs: 30_000 });
+    assert.deepEqual(load('store: { url: "postgres://kiln@localhost/kiln" }\n').worker.lock, { provider: 'postgres', ttlMs: 30_000 }, 'the default follows the store');
   });
 
   test('provider redis is refused with a clear message naming the providers that exist, at its line', () => {
