@@ -42,14 +42,23 @@ export {
   type PipelineDefinitionInput,
   type StageDefinition,
   type StageContext,
+  type StageLock,
   type StageHandler,
   type StageModule,
   type ThreadStageInput,
 } from './core/pipeline/define-pipeline.ts';
-export { DEFAULT_STAGE_POLICY, Isolation, type StagePolicy, type StagePolicyOverrides } from './core/policy/stage-policy.ts';
+export {
+  DEFAULT_STAGE_POLICY,
+  DEFAULT_LOCK_TTL_MS,
+  Isolation,
+  type LockPolicy,
+  type StagePolicy,
+  type StagePolicyOverrides,
+} from './core/policy/stage-policy.ts';
 export type { ArtifactStore, ArtifactRef } from './core/ports/artifact-store.ts';
 export type { CacheEntry } from './core/ports/cache.ts';
 export type { SubmitRunResult } from './core/ports/jobs.ts';
+export type { Lock, LockStats } from './core/ports/locks.ts';
 export type { Publication, PublicationRequest } from './core/ports/publications.ts';
 export type { RunDetail } from './core/ports/reads.ts';
 export type { RequestRecord } from './core/ports/requests.ts';

@@ -48,6 +48,8 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, ExitCode>> = Object.freeze({
   SUPERSEDED: ExitCode.conflict,
   WORKER_SHUTDOWN: ExitCode.unavailable,
   LOCK_HELD: ExitCode.conflict,
+  LOCK_LOST: ExitCode.conflict,
+  LOCK_KEY_UNRESOLVED: ExitCode.usage,
   LEASE_LOST: ExitCode.conflict,
   STORE_UNAVAILABLE: ExitCode.unavailable,
   SCHEMA_VERSION_UNSUPPORTED: ExitCode.failure,

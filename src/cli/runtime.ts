@@ -117,12 +117,14 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
     // Pipelines declared in kiln.yaml run beside the registered ones, as ordinary definitions.
     pipelines: [...options.pipelines, ...config.commandPipelines.map(createCommandPipeline)],
     policies: config.policies,
+    lockTtlMs: config.worker.lock.ttlMs,
     settings: config.settings,
     logger,
     observer: metrics.observer,
   });
-  // Queue depth gauges are read from the store at scrape time, not tracked incrementally.
+  // Queue depth and lock gauges are read from the store at scrape time, not tracked incrementally.
   metrics.setQueueStats(() => kiln.queues());
+  metrics.setLockStats(() => kiln.lockStats());
   let closed: Promise<void> | undefined;
   return {
     config,

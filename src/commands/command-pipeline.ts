@@ -22,14 +22,13 @@ import { parseRef, type TemplateRef } from './templates.ts';
 const CACHE_WAIT_SLACK_MS = 5_000;
 
 /**
- * The stage's policy for the engine. LOCK MERGE POINT (1 of 2): `stage.lock` (`{key, ttlMs}`, the
- * key a template such as `render:{{input.assetId}}`, the TTL already defaulted from `worker.lock.ttl`
- * by the config) becomes the policy's `lock` once the locks branch adds `StagePolicy.lock`:
- * `...(stage.lock ? { lock: { key: stage.lock.key, ttlMs: stage.lock.ttlMs ?? <locks default> } } : {})`.
- * Until then it is declared, validated and carried here, not enforced.
+ * The stage's policy for the engine: its declared policy, plus its `lock` (the key a template such
+ * as `render:{{input.assetId}}`; without a TTL of its own the worker's `worker.lock.ttl` applies).
  */
 function stagePolicy(stage: CommandStageSpec): StagePolicyOverrides {
-  return { ...stage.policy };
+  if (!stage.lock) return { ...stage.policy };
+  const lock = { key: stage.lock.key, ...(stage.lock.ttlMs === null ? {} : { ttlMs: stage.lock.ttlMs }) };
+  return { ...stage.policy, lock };
 }
 
 /** The value of a reference as JSON, for cache keys: artifacts by their content ref, not a local path. */

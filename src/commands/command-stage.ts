@@ -102,14 +102,9 @@ export function renderText(text: string, resolve: (ref: TemplateRef, expression:
   return renderTemplate(parseTemplate(text), resolve);
 }
 
-/**
- * LOCK MERGE POINT (2 of 2): the fence of the lock this attempt holds, passed as KILN_LOCK_FENCE.
- * The locks branch puts the held lock on the stage context (`ctx.lock`); until it is merged no
- * context carries one and the variable is not set. Read defensively so either shape works.
- */
+/** The fence of the lock this attempt holds (the stage's `lock`), passed as KILN_LOCK_FENCE; null without one. */
 function lockFenceOf(ctx: StageContext): string | null {
-  const fence = (ctx as StageContext & { lock?: { fence?: unknown } | null }).lock?.fence;
-  return typeof fence === 'number' || typeof fence === 'bigint' || typeof fence === 'string' ? String(fence) : null;
+  return ctx.lock ? String(ctx.lock.fence) : null;
 }
 
 /** The worker's environment without kiln's own variables (a store URL may hold a password). */

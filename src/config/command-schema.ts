@@ -16,8 +16,6 @@ const strict = { additionalProperties: false } as const;
 export const DEFAULT_PIPELINE_NAME = 'default';
 /** Cache lifetime of a command stage whose `cache` names none. */
 export const DEFAULT_COMMAND_CACHE_TTL_MS = 3_600_000;
-/** Lock providers kiln has: the configured store (the locks sub-port of SQLite and PostgreSQL). */
-export const LOCK_PROVIDERS = ['store'] as const;
 
 /** A union whose variant is chosen by `kilnVariant(value)` (see validate.ts), so errors name the right fields. */
 export interface VariantAnnotation {
@@ -174,20 +172,6 @@ export function PipelineEntry(overrides: TSchema) {
 export const WorkerCommandFields = {
   concurrency: Type.Optional(Type.Integer({ minimum: 1, description: 'Default concurrency of every stage declared in kiln.yaml.' })),
   timeout: Type.Optional(Duration('Default timeout of every stage declared in kiln.yaml.', { minimumMs: 1 })),
-  lock: Type.Optional(
-    Type.Object(
-      {
-        provider: Type.Optional(
-          Type.String({
-            pattern: `^(${LOCK_PROVIDERS.join('|')})$`,
-            errorMessage: `must be one of: ${LOCK_PROVIDERS.join(', ')} (the configured store holds the locks; redis needs the Redis store, not available yet)`,
-          }),
-        ),
-        ttl: Type.Optional(Duration('Default lock TTL of stages with a lock.', { minimumMs: 1 })),
-      },
-      { ...strict, description: 'Locks of stages with a `lock`.' },
-    ),
-  ),
   workDir: Type.Optional(
     Type.String({ minLength: 1, default: './kiln-data/work', description: 'Each attempt of a command gets its own directory under this one (relative to kiln.yaml).' }),
   ),

@@ -10,6 +10,7 @@ import type { PipelineDefinition } from '../core/pipeline/define-pipeline.ts';
 import type { PolicyOverrides } from '../engine/kiln-types.ts';
 import { readConfigFile, type ConfigFile } from './config-file.ts';
 import { resolveCommandPipelines } from './command-pipelines.ts';
+import { resolveLockSettings } from './lock-settings.ts';
 import { resolvePipelineSettings } from './pipeline-settings.ts';
 import { resolvePolicyOverrides } from './policy-overrides.ts';
 import {
@@ -85,9 +86,11 @@ export function loadConfig(options: LoadConfigOptions): ResolvedConfig {
   const layers = [defaults, fileLayer, envLayer, flagLayer];
   const store = resolveStore(layers.map((l) => l['store']));
   if (store === null) issues.push(missingUrlIssue(file));
+  const merged = mergeLayers(layers);
+  // worker.lock is set in the file only; its default follows the selected store.
+  const lock = store === null ? null : resolveLockSettings(fileLayer['worker']?.['lock'], store, file, issues);
   const pipelineSettings = resolvePipelineSettings(file, options.pipelines);
   issues.push(...pipelineSettings.issues);
-  const merged = mergeLayers(layers);
   const declared = file
     ? resolveCommandPipelines({
         file,
@@ -99,7 +102,7 @@ export function loadConfig(options: LoadConfigOptions): ResolvedConfig {
     : { specs: [], issues: [] };
   issues.push(...declared.issues);
   if (issues.length > 0) throw new ConfigError(inFileOrder(issues, source));
-  const sections = { ...merged, store } as unknown as ResolvedSections;
+  const sections = { ...merged, worker: { ...merged['worker'], lock }, store } as unknown as ResolvedSections;
   return deepFreeze({ source, ...sections, policies, settings: pipelineSettings.settings, commandPipelines: declared.specs });
 }
 

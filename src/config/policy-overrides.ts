@@ -86,12 +86,15 @@ function foldDefaults(entry: Record<string, unknown>, stageNames: readonly strin
   return out;
 }
 
-/** `upper` over `lower`, field by field (and inside `backoff`); unset fields stay absent. */
+/** `upper` over `lower`, field by field (and inside `backoff` and `lock`); unset fields stay absent. */
 function layer(lower: StagePolicyOverrides | undefined, upper: StagePolicyOverrides | undefined): StagePolicyOverrides {
   const out: StagePolicyOverrides = { ...defined(lower), ...defined(upper) };
   const backoff = { ...defined(lower?.backoff), ...defined(upper?.backoff) };
   if (Object.keys(backoff).length > 0) out.backoff = backoff;
   else delete out.backoff;
+  const lock = { ...defined(lower?.lock), ...defined(upper?.lock) };
+  if (Object.keys(lock).length > 0) out.lock = lock;
+  else delete out.lock;
   return out;
 }
 
@@ -104,6 +107,8 @@ function defined<T extends object>(o: T | undefined): Partial<T> {
 const RELATED_FIELDS: Readonly<Record<string, readonly string[]>> = {
   heartbeatMs: ['leaseMs'],
   'backoff.capMs': ['backoff.baseMs'],
+  'lock.ttlMs': ['heartbeatMs', 'leaseMs'],
+  'lock.key': ['lock'],
 };
 
 /**

@@ -7,7 +7,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { PolicyOverrides } from '../engine/kiln-types.ts';
-import { DEFAULT_STAGE_POLICY } from '../core/policy/stage-policy.ts';
+import { DEFAULT_LOCK_TTL_MS, DEFAULT_STAGE_POLICY } from '../core/policy/stage-policy.ts';
 import type { JsonValue } from '../core/model.ts';
 import { Duration } from './duration.ts';
 import type { CommandPipelineSpec } from '../commands/command-spec.ts';
@@ -37,6 +37,15 @@ export const StoreKind = {
 } as const;
 /** One of {@link StoreKind}'s values. */
 export type StoreKind = (typeof StoreKind)[keyof typeof StoreKind];
+
+/** Lock providers: every store keeps its own locks (Redis will, once the Redis store exists). */
+export const LockProvider = {
+  sqlite: 'sqlite',
+  postgres: 'postgres',
+  memory: 'memory',
+} as const;
+/** One of {@link LockProvider}'s values. */
+export type LockProvider = (typeof LockProvider)[keyof typeof LockProvider];
 
 /** Default PostgreSQL schema of kiln's tables. */
 export const DEFAULT_PG_SCHEMA = 'kiln';
@@ -82,6 +91,20 @@ export const StagePolicySchema = Type.Object(
       Type.Union([Type.Literal('inline'), Type.Literal('thread')], {
         description: `inline: on the worker's event loop; thread: in a worker-thread pool (default ${D.isolation}).`,
       }),
+    ),
+    lock: Type.Optional(
+      Type.Object(
+        {
+          key: Type.Optional(
+            Type.String({
+              minLength: 1,
+              description: 'Lock key template, e.g. "render:{{input.assetId}}" ({{input.<path>}}, {{run.id}}, {{run.pipeline}}, {{run.subjectId}}, {{stage.<name>.outputs.<path>}}).',
+            }),
+          ),
+          ttlMs: Type.Optional(Duration('The lock expires this long after its last renewal; above heartbeatMs (default worker.lock.ttl).', { minimumMs: 1 })),
+        },
+        { ...strict, description: 'A named lock taken before the handler runs; jobs with the same key wait (without spending attempts) and never run side by side.' },
+      ),
     ),
   },
   strict,
@@ -182,6 +205,25 @@ export const KilnFileSchema = Type.Object(
             }),
           ),
           ...WorkerCommandFields,
+          lock: Type.Optional(
+            Type.Object(
+              {
+                provider: Type.Optional(
+                  Type.String({
+                    minLength: 1,
+                    description: "Where stage locks are kept: the store's own (sqlite, postgres or memory; default: the selected store). redis needs the Redis store, not available yet.",
+                  }),
+                ),
+                ttl: Type.Optional(
+                  Duration('TTL of stage locks whose policy sets none (lock.ttlMs); a crashed holder\'s lock is free this long after its last renewal.', {
+                    default: DEFAULT_LOCK_TTL_MS,
+                    minimumMs: 1,
+                  }),
+                ),
+              },
+              { ...strict, default: {} },
+            ),
+          ),
         },
         { ...strict, default: {} },
       ),
@@ -230,10 +272,10 @@ export interface ResolvedConfig {
     readonly concurrency?: number;
     /** Default timeout of the stages declared in kiln.yaml, in ms. */
     readonly timeout?: number;
-    /** Locks of stages with a `lock` (TTL in ms). */
-    readonly lock?: { readonly provider?: string; readonly ttl?: number };
     /** Folder of the attempts' working directories (absolute). */
     readonly workDir: string;
+    /** Stage locks: kept by the selected store (`provider`), with this default TTL. */
+    readonly lock: { readonly provider: LockProvider; readonly ttlMs: number };
   };
   readonly log: { readonly level: LogLevel };
   /** pipeline -> stage -> overrides, with a pipeline's `defaults` folded into each of its stages. */
@@ -258,6 +300,9 @@ export const CONFIG_DEFAULTS: ResolvedSections = (() => {
   delete raw['pipeline'];
   // The file's store fields cover both stores; the default selects SQLite at the default path.
   raw['store'] = { kind: StoreKind.sqlite, path: (raw['store'] as { path: string }).path };
+  // The file's `lock.ttl` resolves to `ttlMs`, kept by the default store (see lock-settings.ts).
+  const worker = raw['worker'] as Record<string, unknown>;
+  worker['lock'] = Object.freeze({ provider: LockProvider.sqlite, ttlMs: DEFAULT_LOCK_TTL_MS });
   for (const section of Object.values(raw)) Object.freeze(section);
   return Object.freeze(raw) as unknown as ResolvedSections;
 })();

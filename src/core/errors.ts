@@ -200,6 +200,8 @@ export const ERROR_CODES = {
   SUPERSEDED: { status: 409, summary: 'A newer version of the subject was submitted; this run can no longer commit.' },
   WORKER_SHUTDOWN: { status: 503, summary: 'The worker shut down; the job was handed back unworked.' },
   LOCK_HELD: { status: 409, summary: 'Another owner holds the lock.' },
+  LOCK_LOST: { status: 409, summary: "A stage's lock expired or was taken over while its handler ran; the attempt failed (transient)." },
+  LOCK_KEY_UNRESOLVED: { status: 422, summary: "A stage's lock key template names a value the run's input does not have (or not as a string, number or boolean)." },
   LEASE_LOST: { status: 409, summary: 'The worker no longer holds the job lease; its result was discarded.' },
   STORE_UNAVAILABLE: { status: 503, summary: 'The store cannot be reached; retry later.' },
   SCHEMA_VERSION_UNSUPPORTED: { status: 500, summary: 'The store schema is newer than this kiln.' },

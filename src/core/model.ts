@@ -170,6 +170,11 @@ export interface Job {
   /** Times the job was handed out again after a lease expired. */
   redeliveries: number;
   lastError: StageErrorRecord | null;
+  /**
+   * Since when the job waits for its stage's lock (store clock): set when it is handed back
+   * because the lock was held, cleared by any other hand-back and by the commit of an attempt.
+   */
+  lockWaitSince: number | null;
 }
 
 /** What the ledger remembers of a completed idempotency key. */

@@ -50,10 +50,19 @@ export interface EngineObserver {
   cacheRequest(cache: string, result: CacheRequestResult): void;
   /** A caller became the builder of a cache entry (a build started). */
   cacheBuild(cache: string): void;
-  /** Publications refused by compare-and-set in a committed stage (an older or duplicate publish). */
+  /**
+   * Publications refused by compare-and-set in a committed stage (an older or duplicate publish,
+   * or one made under a lock fence that is no longer current).
+   */
   duplicatePublishPrevented(pipeline: string, count: number): void;
   /** One lookup in a per-process LRU in front of the single-flight cache (`CacheKeyOptions.local`). */
   localCacheRequest(cache: string, result: LocalCacheResult): void;
+  /** A stage found its lock held and was handed back to wait (its attempt not counted). */
+  lockWaited(pipeline: string, stage: string): void;
+  /** A stage took its lock after waiting `waitMs` since it first found it held (0: it was free). */
+  lockAcquired(pipeline: string, stage: string, waitMs: number): void;
+  /** The reaper removed expired locks (stale: their owner stopped renewing them). */
+  staleLocksReaped(count: number): void;
 }
 
 /** How a per-process LRU lookup was answered: its own fresh copy, or not (then the shared cache answers). */
@@ -85,4 +94,7 @@ export const noopObserver: EngineObserver = {
   cacheBuild: () => {},
   duplicatePublishPrevented: () => {},
   localCacheRequest: () => {},
+  lockWaited: () => {},
+  lockAcquired: () => {},
+  staleLocksReaped: () => {},
 };

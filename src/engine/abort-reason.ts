@@ -8,6 +8,8 @@ import { PipelineError } from '../core/errors.ts';
 export const AbortCause = {
   timeout: 'timeout',
   lease_lost: 'lease_lost',
+  /** The stage's lock was lost (expired or taken over): the attempt fails, transient. */
+  lock_lost: 'lock_lost',
   cancelled: 'cancelled',
   shutdown: 'shutdown',
 } as const;
@@ -16,6 +18,7 @@ export type AbortCause = (typeof AbortCause)[keyof typeof AbortCause];
 const CODES: Record<AbortCause, string> = {
   timeout: 'STAGE_TIMEOUT',
   lease_lost: 'LEASE_LOST',
+  lock_lost: 'LOCK_LOST',
   cancelled: 'CANCELLED',
   shutdown: 'WORKER_SHUTDOWN',
 };
@@ -24,7 +27,7 @@ const CODES: Record<AbortCause, string> = {
 export class StageAbortError extends PipelineError {
   readonly abortCause: AbortCause;
   constructor(abortCause: AbortCause, message: string) {
-    super(CODES[abortCause], message, abortCause === 'timeout' || abortCause === 'shutdown');
+    super(CODES[abortCause], message, abortCause === 'timeout' || abortCause === 'shutdown' || abortCause === 'lock_lost');
     this.abortCause = abortCause;
   }
 }

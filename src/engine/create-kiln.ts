@@ -56,7 +56,7 @@ export function createKiln(options: KilnOptions): Kiln {
   const observer = options.observer ?? noopObserver;
   const random = options.random ?? Math.random;
   const { store, artifacts } = options;
-  const plan = createStagePlan(options.pipelines, options.policies);
+  const plan = createStagePlan(options.pipelines, options.policies, options.lockTtlMs === undefined ? {} : { lockTtlMs: options.lockTtlMs });
   const settings = parseSettings(options.pipelines, options.settings ?? {});
   const runEndedListeners = new Set<(event: RunEndedEvent) => void>();
   const runEnded = (event: RunEndedEvent): void => {
@@ -178,6 +178,8 @@ export function createKiln(options: KilnOptions): Kiln {
     listPublications: (subjectId) => store.publications.list(subjectId),
     deletePublications: (subjectId, profiles) => store.publications.delete(subjectId, profiles),
     allocateVersion: (scope, key) => store.versions.allocate(scope, key),
+    lockStats: () => store.locks.stats(),
+    listLocks: (query) => store.locks.list(query),
     rememberRequest: (record) => store.requests.remember(record),
     getRequest: (scope, key) => store.requests.get(scope, key),
 

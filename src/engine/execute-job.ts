@@ -2,6 +2,8 @@
  * Runs one claimed job to its commit: the handler under a timeout and an abort signal, then ONE
  * commit item recording the outcome, fenced by the lease and group-committed with the other jobs
  * that finish in the same tick. A handler that ignores its signal is abandoned: the executor stops waiting for it at once.
+ * A stage with a `lock` policy takes its lock first (or waits for it, see stage-lock.ts) and
+ * releases it after the commit; its completion's publications are fenced by the lock.
  */
 import { LeaseLostError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
@@ -9,18 +11,21 @@ import type { Job, JsonValue } from '../core/model.ts';
 import type { StageOutcome } from '../core/observer.ts';
 import type { StageContext } from '../core/pipeline/define-pipeline.ts';
 import { classifyError, decideFailure, decideRollbackFailure } from '../core/policy/retry.ts';
-import type { ClaimedJob, CommitResult, FailureDecision, LeaseRef } from '../core/ports/jobs.ts';
+import type { ClaimedJob, CommitItem, CommitResult, FailureDecision, LeaseRef } from '../core/ports/jobs.ts';
 import type { PublicationRequest } from '../core/ports/publications.ts';
 import type { CommitBatcher } from './commit-batcher.ts';
 import { StageAbortError } from './abort-reason.ts';
 import type { HeldJob, LeaseKeeper } from './lease-keeper.ts';
 import { invokeHandler } from './invoke-handler.ts';
-import type { PlannedStage } from './stage-plan.ts';
+import { releaseStageLock, takeStageLock, type TakenLock } from './stage-lock.ts';
+import type { PlannedLock, PlannedStage } from './stage-plan.ts';
 import type { ThreadPool } from './thread-pool.ts';
 import type { WorkerDeps } from './worker-deps.ts';
 
 /** What the executor needs: the engine's parts plus its worker's lease keeper, pool and batcher. */
 export interface ExecutorDeps extends Omit<WorkerDeps, 'ids'> {
+  /** The worker's id: the owner of the locks it takes. */
+  workerId: string;
   leases: LeaseKeeper;
   threads: ThreadPool;
   commits: CommitBatcher;
@@ -94,8 +99,10 @@ async function execute(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob): 
       const result = await deps.commits.commit(item, leaseDeadline(held, stage));
       if (result.outcome === 'committed') deps.observer.idempotentSkip(job.pipeline, job.stage);
       report(deps, stage, claimed, result, 'succeeded', 0);
+    } else if (stage.lock !== null) {
+      await runLocked(deps, { ...stage, lock: stage.lock }, claimed, held, logger);
     } else {
-      await runAndCommit(deps, stage, claimed, held, logger);
+      await runAndCommit(deps, stage, claimed, held, logger, null);
     }
   } catch (err) {
     // A commit that failed in the store (e.g. STORE_UNAVAILABLE): the lease will expire and the
@@ -118,7 +125,62 @@ async function exhausted(deps: ExecutorDeps, stage: PlannedStage, claimed: Claim
   report(deps, stage, claimed, result, OUTCOME_BY_DECISION[decision.action], 0, error.class);
 }
 
-async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob, held: HeldJob, logger: Logger): Promise<void> {
+/**
+ * Takes the stage's lock, then runs and commits as any job, then lets go of the lock; a job that
+ * must wait for the lock was handed back by `takeStageLock`, and a key the run cannot fill fails
+ * the attempt (permanent).
+ */
+async function runLocked(deps: ExecutorDeps, stage: PlannedStage & { lock: PlannedLock }, claimed: ClaimedJob, held: HeldJob, logger: Logger): Promise<void> {
+  // A job claimed ahead that lost its lease (or its run) meanwhile never runs: no lock needed.
+  if (held.controller.signal.aborted) {
+    await runAndCommit(deps, stage, claimed, held, logger, null);
+    return;
+  }
+  const taken = await takeStageLock(deps, stage, claimed, held, logger);
+  if (taken.status === 'handed_back') return;
+  if (taken.status === 'unresolved') {
+    deps.leases.release(held);
+    await commitSettled(deps, stage, claimed, { lease: held.lease, retryUntil: leaseDeadline(held, stage) }, logger, { kind: 'error', error: taken.error }, 0, null);
+    return;
+  }
+  let handlerDone: Promise<unknown> = Promise.resolve();
+  try {
+    ({ handlerDone } = await runAndCommit(deps, stage, claimed, held, logger.child({ lock: taken.lock.key, lock_fence: taken.lock.fence }), taken.lock));
+  } finally {
+    // An aborted handler usually stops at once; one that ignores its abort (abandoned) may still
+    // be running, so its lock is left to expire after its TTL rather than handed on at once.
+    if (await settlesWithin(deps, handlerDone, ABANDONED_HANDLER_GRACE_MS)) await releaseStageLock(deps, held, taken.lock, logger);
+    else logger.warn({ lock: taken.lock.key }, 'handler abandoned under its lock; the lock expires after its TTL');
+  }
+}
+
+/** How long a handler aborted under a lock may take to stop before it counts as abandoned. */
+const ABANDONED_HANDLER_GRACE_MS = 1_000;
+
+/** True when `promise` settles within `ms` (on the engine's clock). */
+async function settlesWithin(deps: ExecutorDeps, promise: Promise<unknown>, ms: number): Promise<boolean> {
+  const timeUp = new AbortController();
+  const settled = promise.then(
+    () => true,
+    () => true,
+  );
+  const result = await Promise.race([settled, deps.clock.sleep(ms, timeUp.signal).then(() => false)]);
+  timeUp.abort();
+  return result;
+}
+
+/**
+ * Runs the handler and commits its outcome. `handlerDone` settles when the handler has (at once
+ * when it never started; later, or never, when it was abandoned).
+ */
+async function runAndCommit(
+  deps: ExecutorDeps,
+  stage: PlannedStage,
+  claimed: ClaimedJob,
+  held: HeldJob,
+  logger: Logger,
+  lock: TakenLock | null,
+): Promise<{ handlerDone: Promise<unknown> }> {
   const { job } = claimed;
   const { controller, lease } = held;
   const cancelTimeout = deps.clock.setTimer(
@@ -140,6 +202,7 @@ async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: Cl
       if (status !== 'renewed') throw new LeaseLostError(job.id);
     },
     progress: (marker) => deps.leases.progress(held, marker),
+    lock: lock === null ? null : { key: lock.key, fence: lock.fence },
     artifacts: deps.artifacts,
     cache: deps.cache,
     settings: deps.settings.get(job.pipeline) ?? null,
@@ -148,12 +211,13 @@ async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: Cl
   };
   let settled: Settled;
   let handlerSettled = false;
+  // A job claimed ahead may have lost its lease (or its run) while it waited: do not start it.
+  const started = !controller.signal.aborted;
+  const handler = (started ? invokeHandler(deps.threads, stage, ctx) : new Promise<never>(() => {})).then(
+    (output): Settled => ({ kind: 'ok', output: toJson(output), publish }),
+    (error: unknown): Settled => ({ kind: 'error', error }),
+  );
   try {
-    // A job claimed ahead may have lost its lease (or its run) while it waited: do not start it.
-    const handler = (controller.signal.aborted ? new Promise<never>(() => {}) : invokeHandler(deps.threads, stage, ctx)).then(
-      (output): Settled => ({ kind: 'ok', output: toJson(output), publish }),
-      (error: unknown): Settled => ({ kind: 'error', error }),
-    );
     void handler.finally(() => (handlerSettled = true));
     settled = await Promise.race([handler, whenAborted(controller.signal)]);
   } finally {
@@ -166,7 +230,18 @@ async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: Cl
     deps.observer.handlerAbandoned(job.pipeline, job.stage);
     logger.warn({ timeoutMs: stage.policy.timeoutMs }, 'handler ignored its timeout; abandoned');
   }
-  await commitSettled(deps, stage, claimed, { lease, retryUntil: leaseDeadline(held, stage) }, logger, settled, durationMs);
+  await commitSettled(deps, stage, claimed, { lease, retryUntil: leaseDeadline(held, stage) }, logger, settled, durationMs, lock);
+  return { handlerDone: started ? handler : Promise.resolve() };
+}
+
+/**
+ * The abort cause when nothing is to be committed (someone else owns the job now, or stop() hands
+ * it back), else null: a timeout or a lost lock is a failed attempt, committed as such.
+ */
+function discardingCause(settled: Settled): 'lease_lost' | 'cancelled' | 'shutdown' | null {
+  if (settled.kind !== 'aborted') return null;
+  const cause = settled.reason.abortCause;
+  return cause === 'lease_lost' || cause === 'cancelled' || cause === 'shutdown' ? cause : null;
 }
 
 async function commitSettled(
@@ -177,9 +252,16 @@ async function commitSettled(
   logger: Logger,
   settled: Settled,
   durationMs: number,
+  lock: TakenLock | null,
 ): Promise<void> {
   if (settled.kind === 'ok') {
-    const item = { type: 'complete', lease, output: settled.output, durationMs, next: nextSpec(deps, stage, claimed) } as const;
+    const next = nextSpec(deps, stage, claimed);
+    // Under a lock, the completion's publications are fenced by the lock (see CompleteStageRequest.lock).
+    // Two literals, not a spread: this is the hot path of every stage without a lock.
+    const item: CommitItem =
+      lock === null
+        ? { type: 'complete', lease, output: settled.output, durationMs, next }
+        : { type: 'complete', lease, output: settled.output, durationMs, next, lock: { key: lock.key, fence: lock.fence } };
     deps.beforeCommit?.(claimed.job);
     const result = await deps.commits.commit(settled.publish.length > 0 ? { ...item, publish: settled.publish } : item, retryUntil);
     report(deps, stage, claimed, result, 'succeeded', durationMs);
@@ -188,12 +270,11 @@ async function commitSettled(
     else logger.warn({ durationMs, outcome: result.outcome }, 'commit refused; result discarded');
     return;
   }
-  if (settled.kind === 'aborted' && settled.reason.abortCause !== 'timeout') {
-    // Lease lost, run cancelled or worker shutting down: someone else owns the job now (or the
-    // worker hands it back in stop()), so nothing is committed from here.
-    const outcome = settled.reason.abortCause === 'cancelled' ? 'cancelled' : 'lease_lost';
-    if (settled.reason.abortCause !== 'shutdown') report(deps, stage, claimed, { outcome }, 'succeeded', durationMs);
-    logger.info({ reason: settled.reason.abortCause }, 'handler aborted; result discarded');
+  const discarded = discardingCause(settled);
+  if (discarded !== null) {
+    // Lease lost, run cancelled or worker shutting down: nothing is committed from here.
+    if (discarded !== 'shutdown') report(deps, stage, claimed, { outcome: discarded }, 'succeeded', durationMs);
+    logger.info({ reason: discarded }, 'handler aborted; result discarded');
     return;
   }
   const error = classifyError(settled.kind === 'aborted' ? settled.reason : settled.error);

@@ -43,6 +43,7 @@ export async function invokeHandler(threads: ThreadPool, stage: PlannedStage, ct
     attempt: ctx.attempt,
     input: ctx.input,
     outputs: { ...ctx.outputs },
+    lock: ctx.lock === null ? null : { ...ctx.lock },
   };
   if (policy.isolation === 'thread') return threads.run(definition.module, input, ctx.signal);
   const fn = await loadExport(definition.module);

@@ -14,6 +14,7 @@ import type { VerifyOptions, VerifyReport } from './verify/verify-types.ts';
 import type { RunEndedEvent } from './worker-deps.ts';
 import type { ArtifactStore } from '../core/ports/artifact-store.ts';
 import type { SubmitRunResult } from '../core/ports/jobs.ts';
+import type { Lock, LockStats } from '../core/ports/locks.ts';
 import type { Publication } from '../core/ports/publications.ts';
 import type { RunDetail } from '../core/ports/reads.ts';
 import type { RequestRecord } from '../core/ports/requests.ts';
@@ -29,6 +30,8 @@ export interface KilnOptions {
   pipelines: readonly PipelineDefinition[];
   /** Per pipeline and stage, applied over the definitions' own policies. */
   policies?: PolicyOverrides;
+  /** TTL of stage locks whose policy sets none (`worker.lock.ttl` in kiln.yaml). @default 30 s */
+  lockTtlMs?: number;
   /**
    * Raw settings per pipeline name (`pipelines.<name>.settings` of kiln.yaml), parsed by each
    * pipeline's `parseSettings` here (so parsing must accept its own output). @default {}
@@ -145,6 +148,10 @@ export interface Kiln {
   listPublications(subjectId: string): Promise<Publication[]>;
   /** Removes a subject's publications (all, or only `profiles`); returns how many. */
   deletePublications(subjectId: string, profiles?: readonly string[]): Promise<number>;
+  /** Counts of the store's locks and the oldest live lock's age (operators, the lock gauges). */
+  lockStats(): Promise<LockStats>;
+  /** The store's locks by key, expired ones included until reaped (operators). */
+  listLocks(query?: { limit?: number }): Promise<Lock[]>;
   /** The next value of the counter `(scope, key)`: 1, 2, 3, ... never twice (e.g. an asset's upload versions). */
   allocateVersion(scope: string, key: string): Promise<number>;
   /**

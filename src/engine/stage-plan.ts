@@ -5,9 +5,16 @@
 import { ConfigError, NotFoundError, type ConfigIssue } from '../core/errors.ts';
 import type { PipelineDefinition, StageDefinition } from '../core/pipeline/define-pipeline.ts';
 import { queueName } from '../core/pipeline/define-pipeline.ts';
-import { checkStagePolicy, DEFAULT_STAGE_POLICY, mergeStagePolicy, type StagePolicy } from '../core/policy/stage-policy.ts';
+import { checkStagePolicy, DEFAULT_LOCK_TTL_MS, DEFAULT_STAGE_POLICY, LOCK_KEY_ROOTS, mergeStagePolicy, type StagePolicy } from '../core/policy/stage-policy.ts';
 import type { JobSpec } from '../core/ports/jobs.ts';
+import { parseTemplate, type Template } from '../core/template.ts';
 import type { PolicyOverrides } from './kiln-types.ts';
+
+/** A stage's lock, resolved: its parsed key template and its TTL. */
+export interface PlannedLock {
+  key: Template;
+  ttlMs: number;
+}
 
 /** One stage of one pipeline, resolved. */
 export interface PlannedStage {
@@ -20,6 +27,8 @@ export interface PlannedStage {
   job: JobSpec;
   /** Spec of this stage's rollback job, when it has a rollback handler. */
   rollbackJob: JobSpec | null;
+  /** The stage's lock (taken by its jobs and its rollback jobs), or null. */
+  lock: PlannedLock | null;
 }
 
 /** Lookups over all registered pipelines. */
@@ -41,8 +50,30 @@ export interface StagePlan {
   rollbackAfterFailureOf(pipeline: string, index: number): JobSpec | null;
 }
 
+/** Options of {@link createStagePlan}. */
+export interface StagePlanOptions {
+  /** TTL of locks whose policy sets none (`worker.lock.ttl`). @default DEFAULT_LOCK_TTL_MS */
+  lockTtlMs?: number;
+}
+
+/**
+ * Resolves a stage's lock: parses its key and applies the default TTL, reporting a default TTL
+ * too short for the stage (a bad key was reported by `checkStagePolicy`).
+ */
+function planLock(policy: StagePolicy, defaultTtlMs: number, report: (field: string, message: string) => void): PlannedLock | null {
+  if (policy.lock === null) return null;
+  const parsed = parseTemplate(policy.lock.key, LOCK_KEY_ROOTS);
+  const ttlMs = policy.lock.ttlMs ?? defaultTtlMs;
+  // An explicit TTL was checked with the policy; the default is checked here, against this stage.
+  if (policy.lock.ttlMs === undefined && ttlMs <= policy.heartbeatMs) {
+    report('lock.ttlMs', `the default lock TTL (worker.lock.ttl, ${ttlMs} ms) must be above heartbeatMs (${policy.heartbeatMs}); set lock.ttlMs for this stage`);
+  }
+  return parsed.ok ? { key: parsed.template, ttlMs } : null;
+}
+
 /** Resolves every pipeline's policies (defaults < definition < kiln.yaml) and checks them. */
-export function createStagePlan(pipelines: readonly PipelineDefinition[], overrides: PolicyOverrides = {}): StagePlan {
+export function createStagePlan(pipelines: readonly PipelineDefinition[], overrides: PolicyOverrides = {}, options: StagePlanOptions = {}): StagePlan {
+  const lockTtlMs = options.lockTtlMs ?? DEFAULT_LOCK_TTL_MS;
   const byName = new Map<string, PipelineDefinition>();
   const byQueue = new Map<string, PlannedStage>();
   const byPipeline = new Map<string, PlannedStage[]>();
@@ -60,9 +91,11 @@ export function createStagePlan(pipelines: readonly PipelineDefinition[], overri
         definition.policy,
         overrides[pipeline.name]?.[definition.name],
       );
-      for (const [field, message] of checkStagePolicy(policy)) {
+      const report = (field: string, message: string): void => {
         issues.push({ source: 'policy', path: `pipelines.${pipeline.name}.stages.${definition.name}.${field}`, message });
-      }
+      };
+      for (const [field, message] of checkStagePolicy(policy)) report(field, message);
+      const lock = planLock(policy, lockTtlMs, report);
       if (policy.isolation === 'thread' && !definition.module) {
         issues.push({
           source: 'policy',
@@ -88,6 +121,7 @@ export function createStagePlan(pipelines: readonly PipelineDefinition[], overri
         policy,
         job: { ...base, kind: 'stage' },
         rollbackJob: definition.rollback ? { ...base, kind: 'rollback' } : null,
+        lock,
       };
       byQueue.set(queue, stage);
       return stage;

@@ -44,7 +44,9 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
   const leases = createLeaseKeeper({ store: deps.store, clock: deps.clock, logger, tickMs: Math.max(10, Math.floor(minHeartbeatMs / 2)) });
   const threadSlots = stages.filter((s) => s.policy.isolation === 'thread').reduce((n, s) => n + s.policy.concurrency, 0);
   const threads = createThreadPool(threadSlots);
-  const exec: ExecutorDeps = { ...deps, logger, leases, threads, commits: createCommitBatcher(deps.store, deps.clock), beforeCommit: options.beforeCommit };
+  // Stale locks are reaped on every tick where this worker's stages take locks, else now and then.
+  const reapLocksEvery = stages.some((s) => s.lock !== null) ? 1 : TEMP_SWEEP_EVERY;
+  const exec: ExecutorDeps = { ...deps, workerId: id, logger, leases, threads, commits: createCommitBatcher(deps.store, deps.clock), beforeCommit: options.beforeCommit };
   const slots = createLocalQueues(stages);
   const served = new Set(queues);
   const executions = new Set<Promise<void>>();
@@ -132,6 +134,13 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
       for (const [queue, count] of Object.entries(redelivered)) {
         deps.observer.redelivered(queue, count);
         logger.info({ queue, count }, 'expired leases handed back');
+      }
+      if ((reapTicks + 1) % reapLocksEvery === 0) {
+        const reaped = await deps.store.locks.reap();
+        if (reaped > 0) {
+          deps.observer.staleLocksReaped(reaped);
+          logger.info({ reaped }, 'stale locks reaped');
+        }
       }
       if (++reapTicks % TEMP_SWEEP_EVERY === 0) {
         const removed = await deps.artifacts.collectOrphanedTemps(options.tempGraceMs ?? DEFAULT_TEMP_GRACE_MS);

@@ -53,10 +53,11 @@ export interface QueueView {
 }
 
 /** A job as the API shows it (without its lease token). */
-export type JobView = Omit<Job, 'leaseToken' | 'availableAt' | 'enqueuedAt' | 'leaseUntil'> & {
+export type JobView = Omit<Job, 'leaseToken' | 'availableAt' | 'enqueuedAt' | 'leaseUntil' | 'lockWaitSince'> & {
   availableAt: string;
   enqueuedAt: string;
   leaseUntil: string | null;
+  lockWaitSince: string | null;
 };
 
 /** Converts a run. */
@@ -95,12 +96,13 @@ export function runDetailView(detail: RunDetail): RunDetailView {
 
 /** Converts a job, dropping its lease token. */
 export function jobView(job: Job): JobView {
-  const { leaseToken: _secret, availableAt, enqueuedAt, leaseUntil, ...rest } = job;
+  const { leaseToken: _secret, availableAt, enqueuedAt, leaseUntil, lockWaitSince, ...rest } = job;
   return {
     ...rest,
     availableAt: new Date(availableAt).toISOString(),
     enqueuedAt: new Date(enqueuedAt).toISOString(),
     leaseUntil: isoTime(leaseUntil),
+    lockWaitSince: isoTime(lockWaitSince),
   };
 }
 

@@ -7,6 +7,9 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { QueueStats } from '../core/model.ts';
 import type { EngineObserver, StageExecution } from '../core/observer.ts';
+import { createLockEventMetrics, registerLockGauges, type LockStatsSource } from './lock-metrics.ts';
+
+export type { LockStatsSource } from './lock-metrics.ts';
 
 /** Reads per-queue stats (usually `kiln.queues()`); called once per scrape. */
 export type QueueStatsSource = () => Promise<QueueStats[]>;
@@ -15,6 +18,8 @@ export type QueueStatsSource = () => Promise<QueueStats[]>;
 export interface CreateMetricsOptions {
   /** Source of the queue gauges; can also be set later with `setQueueStats`. */
   queueStats?: QueueStatsSource;
+  /** Source of the lock gauges; can also be set later with `setLockStats`. */
+  lockStats?: LockStatsSource;
   /** Metric names are fixed (a public contract), so no prefix option exists. */
   prefix?: never;
 }
@@ -29,6 +34,7 @@ export interface KilnMetrics {
   /** Prometheus text exposition of every metric, collecting queue stats first. */
   render(): Promise<string>;
   setQueueStats(fn: QueueStatsSource): void;
+  setLockStats(fn: LockStatsSource): void;
 }
 
 /** Stage duration buckets, seconds: 1 ms to 60 s. */
@@ -49,7 +55,9 @@ export function createMetrics(options: CreateMetricsOptions = {}): KilnMetrics {
   for (const name of GAUGES_NAMED_LIKE_COUNTERS) registry.removeSingleMetric(name);
   const observer = createObserverMetrics(registry);
   let source = options.queueStats;
+  let lockSource = options.lockStats;
   registerQueueGauges(registry, () => source);
+  registerLockGauges(registry, () => lockSource, sharedPerScrape);
   return {
     registry,
     observer,
@@ -57,6 +65,9 @@ export function createMetrics(options: CreateMetricsOptions = {}): KilnMetrics {
     render: async () => spellNaN(await registry.metrics()),
     setQueueStats(fn) {
       source = fn;
+    },
+    setLockStats(fn) {
+      lockSource = fn;
     },
   };
 }
@@ -66,6 +77,7 @@ function createObserverMetrics(registry: Registry): EngineObserver {
   const m = createEventMetrics(registry);
   const compensation = createCompensationAndLocalCacheMetrics(registry);
   return guarded({
+    ...createLockEventMetrics(registry),
     stageExecuted(e: StageExecution) {
       const stage = e.rollback ? `${e.stage}:rollback` : e.stage;
       m.executions.inc({ pipeline: e.pipeline, stage, outcome: e.outcome });
@@ -157,7 +169,7 @@ function createEventMetrics(registry: Registry) {
   });
   const publishPrevented = new Counter({
     name: 'kiln_duplicate_publish_prevented_total',
-    help: 'Publications refused by compare-and-set because a same-or-newer one was already in place.',
+    help: 'Publications refused by compare-and-set because a same-or-newer one was already in place, or because the lock fence they were made under was no longer current.',
     labelNames: ['pipeline'] as const,
     registers,
   });
@@ -175,18 +187,7 @@ function guarded(observer: EngineObserver): EngineObserver {
         // Dropping one sample is the lesser harm.
       }
     };
-  return {
-    stageExecuted: wrap(observer.stageExecuted),
-    idempotentSkip: wrap(observer.idempotentSkip),
-    redelivered: wrap(observer.redelivered),
-    runStatus: wrap(observer.runStatus),
-    handlerAbandoned: wrap(observer.handlerAbandoned),
-    orphanedTempsCollected: wrap(observer.orphanedTempsCollected),
-    cacheRequest: wrap(observer.cacheRequest),
-    cacheBuild: wrap(observer.cacheBuild),
-    duplicatePublishPrevented: wrap(observer.duplicatePublishPrevented),
-    localCacheRequest: wrap(observer.localCacheRequest),
-  };
+  return Object.fromEntries(Object.entries(observer).map(([name, fn]) => [name, wrap(fn as (...args: unknown[]) => void)])) as unknown as EngineObserver;
 }
 
 /** Gauges read from the store at scrape time; the three share one `queueStats()` call per scrape. */

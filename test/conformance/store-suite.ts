@@ -11,6 +11,7 @@ import { describeArtifactRefsPort } from './suite-artifact-refs.ts';
 import { describeAuditPort } from './suite-audit.ts';
 import { describeCachePort } from './suite-cache.ts';
 import { describeJobsPort } from './suite-jobs.ts';
+import { describeLocksPort } from './suite-locks.ts';
 import { describeOperatorPort } from './suite-operator.ts';
 import { describePublicationsPort } from './suite-publications.ts';
 import { describeReadsPort } from './suite-reads.ts';
@@ -33,5 +34,6 @@ export function describeStoreSuite(name: string, harness: StoreHarness): void {
     describeVersionsPort(harness);
     describeArtifactRefsPort(harness);
     describeAuditPort(harness);
+    describeLocksPort(harness);
   });
 }

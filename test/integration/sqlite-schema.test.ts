@@ -73,7 +73,7 @@ describe('sqlite schema and statements', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('a migrated file holds exactly the tables some statement uses (0005 dropped locks and artifacts)', () => {
+  it('a migrated file holds exactly the tables some statement uses (0005 dropped the unused locks and artifacts, 0006 made locks anew)', () => {
     raw = new Database(path, { readonly: true });
     const tables = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
     assert.deepEqual(tables, [
@@ -81,6 +81,7 @@ describe('sqlite schema and statements', () => {
       'fence_counter',
       'jobs',
       'ledger',
+      'locks',
       'publications',
       'queues',
       'request_records',

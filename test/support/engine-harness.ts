@@ -27,11 +27,30 @@ export interface Recorded {
   publishPrevented: number;
   /** `<cache>:<hit|miss>` per local (per-process LRU) lookup, in order. */
   localCacheRequests: string[];
+  /** `<pipeline>.<stage>` per lock wait, in order. */
+  lockWaits: string[];
+  /** Wait (ms) of each lock acquisition, in order. */
+  lockAcquiredWaitMs: number[];
+  staleLocksReaped: number;
 }
 
 /** An observer that records into {@link Recorded}. */
 export function createRecorder(): { observer: EngineObserver; recorded: Recorded } {
-  const recorded: Recorded = { executions: [], skips: [], redeliveries: {}, runStatuses: [], abandoned: [], orphanedTemps: 0, cacheRequests: [], cacheBuilds: [], publishPrevented: 0, localCacheRequests: [] };
+  const recorded: Recorded = {
+    executions: [],
+    skips: [],
+    redeliveries: {},
+    runStatuses: [],
+    abandoned: [],
+    orphanedTemps: 0,
+    cacheRequests: [],
+    cacheBuilds: [],
+    publishPrevented: 0,
+    localCacheRequests: [],
+    lockWaits: [],
+    lockAcquiredWaitMs: [],
+    staleLocksReaped: 0,
+  };
   const observer: EngineObserver = {
     stageExecuted: (e) => recorded.executions.push(e),
     idempotentSkip: (p, s) => recorded.skips.push(`${p}.${s}`),
@@ -43,6 +62,9 @@ export function createRecorder(): { observer: EngineObserver; recorded: Recorded
     cacheBuild: (cache) => recorded.cacheBuilds.push(cache),
     duplicatePublishPrevented: (_pipeline, n) => (recorded.publishPrevented += n),
     localCacheRequest: (cache, result) => recorded.localCacheRequests.push(`${cache}:${result}`),
+    lockWaited: (p, s) => recorded.lockWaits.push(`${p}.${s}`),
+    lockAcquired: (_p, _s, waitMs) => recorded.lockAcquiredWaitMs.push(waitMs),
+    staleLocksReaped: (n) => (recorded.staleLocksReaped += n),
   };
   return { observer, recorded };
 }
@@ -67,13 +89,13 @@ export interface EngineHarness {
 }
 
 /** Creates a harness; backoff jitter is fixed at 0.5 so delays are predictable. */
-export async function createEngineHarness(pipelines: PipelineDefinition[], policies?: PolicyOverrides): Promise<EngineHarness> {
+export async function createEngineHarness(pipelines: PipelineDefinition[], policies?: PolicyOverrides, options: { lockTtlMs?: number } = {}): Promise<EngineHarness> {
   const clock = createFakeClock();
   const ids = createIdGenerator(clock);
   const store = createMemoryStore({ clock, ids });
   await store.migrate();
   const { observer, recorded } = createRecorder();
-  const kiln = createKiln({ store, artifacts: unusedArtifacts, pipelines, clock, ids, observer, random: () => 0.5, ...(policies ? { policies } : {}) });
+  const kiln = createKiln({ store, artifacts: unusedArtifacts, pipelines, clock, ids, observer, random: () => 0.5, ...(policies ? { policies } : {}), ...options });
   return { kiln, store, clock, recorded };
 }
 

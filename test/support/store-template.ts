@@ -16,6 +16,7 @@ export const SUB_PORT_FILES = [
   'versions.ts',
   'artifact-refs.ts',
   'audit.ts',
+  'locks.ts',
 ] as const;
 
 /** What every store folder holds, whatever its engine. */

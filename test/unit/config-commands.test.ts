@@ -58,7 +58,7 @@ describe('pipelines declared in kiln.yaml', () => {
     assert.equal(process?.policy.maxAttempts, 4, 'retry: 3 is three retries after the first attempt');
     assert.deepEqual(finalize?.policy, { timeoutMs: 30_000, concurrency: 8 }, 'worker.timeout and worker.concurrency are the defaults');
     assert.equal(finalize?.timeoutMs, 30_000);
-    assert.deepEqual(config.worker.lock, { provider: 'store', ttl: 45_000 });
+    assert.deepEqual(config.worker.lock, { provider: 'sqlite', ttlMs: 45_000 });
   });
 
   test('the second configuration loads as the pipeline "default" with its rollbacks', () => {
@@ -92,7 +92,7 @@ describe('pipelines declared in kiln.yaml', () => {
       ['worker.lock.provider', 8, 15],
     ]);
     assert.match(issues[0]?.message ?? '', /unknown key "db".*one store of kiln/);
-    assert.match(issues[1]?.message ?? '', /must be one of: store .*redis needs the Redis store/);
+    assert.match(issues[1]?.message ?? '', /lock provider "redis" is not available yet.*providers: store \(the selected store\)/);
   });
 
   test('every field resolves: argv text split without a shell, env as text, cwd, retry, exit codes, cache key, lock, publish', () => {

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { parseDurationMs } from '../../src/config/duration.ts';
 import { loadConfig, type LoadConfigOptions } from '../../src/config/load.ts';
 import { CONFIG_DEFAULTS } from '../../src/config/schema.ts';
-import { ConfigError, type ConfigIssue } from '../../src/core/errors.ts';
+import { ConfigError } from '../../src/core/errors.ts';
 import { definePipeline } from '../../src/core/pipeline/define-pipeline.ts';
+import { issuesOf, useConfigDir } from '../support/config-files.ts';
 
 const demo = definePipeline({
   name: 'demo.sleep',
@@ -19,34 +19,11 @@ const demo = definePipeline({
 });
 const pipelines = [demo];
 
-let dir: string;
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'kiln-config-'));
-});
-afterEach(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function writeYaml(text: string, name = 'kiln.yaml'): string {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-}
+const configDir = useConfigDir('kiln-config-');
+const writeYaml = configDir.writeYaml;
 
 function load(options: Partial<LoadConfigOptions> = {}) {
-  return loadConfig({ cwd: dir, env: {}, pipelines, ...options });
-}
-
-/** Runs `fn`, asserts it throws a ConfigError and returns its issues. */
-function issuesOf(fn: () => unknown): readonly ConfigIssue[] {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(err instanceof ConfigError, `expected ConfigError, got ${String(err)}`);
-    assert.equal(err.code, 'CONFIG_INVALID');
-    return err.issues;
-  }
-  assert.fail('expected loadConfig to throw');
+  return loadConfig({ cwd: configDir.path(), env: {}, pipelines, ...options });
 }
 
 describe('loadConfig', () => {
@@ -91,8 +68,8 @@ describe('loadConfig', () => {
   test('without file, env or flags every field has its documented default and the result is deep-frozen', () => {
     const config = load();
     assert.equal(config.source, null);
-    assert.deepEqual(config.store, { kind: 'sqlite', path: join(dir, 'kiln.db') });
-    assert.deepEqual(config.artifacts, { root: join(dir, 'kiln-data/artifacts') });
+    assert.deepEqual(config.store, { kind: 'sqlite', path: join(configDir.path(), 'kiln.db') });
+    assert.deepEqual(config.artifacts, { root: join(configDir.path(), 'kiln-data/artifacts') });
     assert.deepEqual(config.http, { host: '127.0.0.1', port: 8080, bodyLimitBytes: 65_536, requestTimeoutMs: 10_000 });
     assert.deepEqual(config.worker, {
       pollMs: 250,
@@ -100,7 +77,8 @@ describe('loadConfig', () => {
       shutdownGraceMs: 10_000,
       tempGraceMs: 3_600_000,
       artifactGraceMs: 3_600_000,
-      workDir: join(dir, 'kiln-data/work'),
+      workDir: join(configDir.path(), 'kiln-data/work'),
+      lock: { provider: 'sqlite', ttlMs: 30_000 },
     });
     assert.deepEqual(config.log, { level: 'info' });
     assert.deepEqual(config.policies, {});
@@ -121,7 +99,7 @@ describe('loadConfig', () => {
     const withFlags = load({ env: { PORT: '8082', HOST: 'env-host' }, flags: { port: 8083, host: 'flag-host', logLevel: 'error', db: 'flag.db' } });
     assert.deepEqual(
       [withFlags.http.port, withFlags.http.host, withFlags.log.level, withFlags.store],
-      [8083, 'flag-host', 'error', { kind: 'sqlite', path: join(dir, 'flag.db') }],
+      [8083, 'flag-host', 'error', { kind: 'sqlite', path: join(configDir.path(), 'flag.db') }],
     );
   });
 
@@ -134,14 +112,14 @@ describe('loadConfig', () => {
 
   test('paths in the file are relative to the file, paths from env and defaults to cwd', () => {
     // A config outside cwd shows which base each source uses.
-    const sub = join(dir, 'conf');
+    const sub = join(configDir.path(), 'conf');
     mkdirSync(sub);
     const file = join(sub, 'kiln.yaml');
     writeFileSync(file, 'store: { path: ./k.db }\n');
     const config = load({ file, env: { KILN_ARTIFACTS: 'arts' } });
     assert.equal(config.source, file);
     assert.deepEqual(config.store, { kind: 'sqlite', path: join(sub, 'k.db') });
-    assert.equal(config.artifacts.root, join(dir, 'arts'));
+    assert.equal(config.artifacts.root, join(configDir.path(), 'arts'));
   });
 
   test('durations accept integer ms or unit strings and pipeline defaults fold into every stage', () => {
@@ -162,7 +140,8 @@ describe('loadConfig', () => {
       shutdownGraceMs: 60_000,
       tempGraceMs: 5_400_000,
       artifactGraceMs: 3_600_000,
-      workDir: join(dir, 'kiln-data/work'),
+      workDir: join(configDir.path(), 'kiln-data/work'),
+      lock: { provider: 'sqlite', ttlMs: 30_000 },
     });
     assert.deepEqual(config.policies, {
       'demo.sleep': {
@@ -260,7 +239,7 @@ describe('loadConfig', () => {
     assert.deepEqual(
       issues.map((i) => [i.source, i.path]),
       [
-        [join(dir, 'kiln.yaml'), 'http.port'],
+        [join(configDir.path(), 'kiln.yaml'), 'http.port'],
         ['env', 'PORT'],
         ['env', 'KILN_LOG_LEVEL'],
         ['flags', '--port'],

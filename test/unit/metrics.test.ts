@@ -73,7 +73,7 @@ const stats = (queue: string, overrides: Partial<QueueStats> = {}): QueueStats =
 
 describe('metrics', () => {
   test('render() is valid Prometheus text with kiln and default process metrics, each with HELP', async () => {
-    const metrics = createMetrics({ queueStats: async () => [stats('demo.a', { ready: 2 })] });
+    const metrics = createMetrics({ queueStats: async () => [stats('demo.a', { ready: 2 })], lockStats: async () => ({ held: 1, expired: 0, oldestHeldAgeMs: 10 }) });
     metrics.observer.stageExecuted({ pipeline: 'demo', stage: 'a', outcome: 'succeeded', durationMs: 12, rollback: false });
     const exp = parseExposition(await metrics.render());
     assert.match(metrics.contentType, /^text\/plain; version=0\.0\.4/);
@@ -89,6 +89,11 @@ describe('metrics', () => {
       kiln_queue_oldest_ready_age_seconds: 'gauge',
       kiln_queue_paused: 'gauge',
       kiln_runs_total: 'counter',
+      kiln_lock_waits_total: 'counter',
+      kiln_lock_wait_seconds: 'histogram',
+      kiln_stale_locks_reaped_total: 'counter',
+      kiln_locks: 'gauge',
+      kiln_lock_oldest_held_age_seconds: 'gauge',
     };
     for (const [name, type] of Object.entries(expected)) {
       assert.equal(exp.types.get(name), type, name);
@@ -158,6 +163,35 @@ describe('metrics', () => {
     assert.equal(find(exp, 'kiln_queue_jobs', { queue: 'demo.b', state: 'ready' }), 1);
   });
 
+  test('lock events and lock gauges: waits, wait time, stale locks reaped, held locks and the oldest held age', async () => {
+    let current = { held: 2, expired: 1, oldestHeldAgeMs: 4_500 };
+    const metrics = createMetrics({ lockStats: async () => current });
+    const o = metrics.observer;
+    o.lockWaited('demo', 'render');
+    o.lockWaited('demo', 'render');
+    o.lockAcquired('demo', 'render', 0);
+    o.lockAcquired('demo', 'render', 1_200);
+    o.staleLocksReaped(3);
+    o.staleLocksReaped(0);
+    let exp = parseExposition(await metrics.render());
+    assert.equal(find(exp, 'kiln_lock_waits_total', { pipeline: 'demo', stage: 'render' }), 2);
+    assert.equal(find(exp, 'kiln_lock_wait_seconds_bucket', { pipeline: 'demo', stage: 'render', le: '0' }), 1);
+    assert.equal(find(exp, 'kiln_lock_wait_seconds_bucket', { pipeline: 'demo', stage: 'render', le: '2.5' }), 2);
+    assert.equal(find(exp, 'kiln_lock_wait_seconds_sum', { pipeline: 'demo', stage: 'render' }), 1.2);
+    assert.equal(find(exp, 'kiln_stale_locks_reaped_total', {}), 3);
+    assert.equal(find(exp, 'kiln_locks', { state: 'held' }), 2);
+    assert.equal(find(exp, 'kiln_locks', { state: 'expired' }), 1);
+    assert.equal(find(exp, 'kiln_lock_oldest_held_age_seconds', {}), 4.5);
+    current = { held: 0, expired: 0, oldestHeldAgeMs: 0 };
+    exp = parseExposition(await metrics.render());
+    assert.equal(find(exp, 'kiln_lock_oldest_held_age_seconds', {}), 0);
+    metrics.setLockStats(async () => {
+      throw new Error('store down');
+    });
+    exp = parseExposition(await metrics.render());
+    assert.equal(find(exp, 'kiln_locks', { state: 'held' }), undefined, 'an unreadable store leaves the lock gauges empty');
+  });
+
   test('a failing queue stats source leaves the queue gauges empty and is counted, the scrape still succeeds', async () => {
     const metrics = createMetrics({
       queueStats: async () => {
@@ -204,8 +238,12 @@ describe('exposition lint', () => {
     }
     const metrics = createMetrics({
       queueStats: async () => [{ queue: 'p.s', paused: true, ready: 2, scheduled: 1, leased: 1, parked: 0, dead: 3, oldestReadyAgeMs: 1500 }],
+      lockStats: async () => ({ held: 1, expired: 1, oldestHeldAgeMs: 2_000 }),
     });
     metrics.observer.stageExecuted({ pipeline: 'p', stage: 's', outcome: 'retried', durationMs: 12, rollback: false, errorClass: 'transient' });
+    metrics.observer.lockWaited('p', 's');
+    metrics.observer.lockAcquired('p', 's', 250);
+    metrics.observer.staleLocksReaped(1);
     metrics.observer.redelivered('p.s', 2);
     const result = spawnSync('promtool', ['check', 'metrics'], { input: await metrics.render(), encoding: 'utf8' });
     assert.equal(result.status, 0, `${result.stdout}${result.stderr}`);

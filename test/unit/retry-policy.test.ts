@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConflictError, StageFailure, ValidationError } from '../../src/core/errors.ts';
 import type { StageErrorRecord } from '../../src/core/model.ts';
-import { backoffDelayMs, classifyError, decideFailure } from '../../src/core/policy/retry.ts';
+import { backoffDelayMs, classifyError, decideFailure, lockWaitDelayMs } from '../../src/core/policy/retry.ts';
 import { DEFAULT_STAGE_POLICY, mergeStagePolicy } from '../../src/core/policy/stage-policy.ts';
 import type { JobSpec } from '../../src/core/ports/jobs.ts';
 import { assertReplayable } from '../../src/core/run/transitions.ts';
@@ -71,5 +71,17 @@ describe('assertReplayable', () => {
     );
     assert.throws(() => assertReplayable('run_1', 'succeeded', 'job_1'), { code: 'INVALID_TRANSITION' });
     assert.doesNotThrow(() => assertReplayable('run_1', 'dead_lettered', 'job_1'));
+  });
+});
+
+describe('lockWaitDelayMs', () => {
+  it('starts at 50-100 ms, grows with the wait so far up to 2.5-5 s, and never outlasts the holder', () => {
+    const low = () => 0;
+    const high = () => 1;
+    assert.deepEqual([lockWaitDelayMs(0, 60_000, low), lockWaitDelayMs(0, 60_000, high)], [50, 100]);
+    assert.deepEqual([lockWaitDelayMs(1_000, 60_000, low), lockWaitDelayMs(1_000, 60_000, high)], [500, 1_000]);
+    assert.deepEqual([lockWaitDelayMs(600_000, 60_000, low), lockWaitDelayMs(600_000, 60_000, high)], [2_500, 5_000]);
+    assert.equal(lockWaitDelayMs(4_000, 700, high), 700, 'no later than the holder’s lock expires');
+    assert.equal(lockWaitDelayMs(4_000, -5, high), 100, 'an expired holder is retried after the base');
   });
 });

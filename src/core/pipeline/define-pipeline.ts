@@ -10,6 +10,16 @@ import type { ArtifactStore } from '../ports/artifact-store.ts';
 import type { PublicationRequest } from '../ports/publications.ts';
 import type { StagePolicyOverrides } from '../policy/stage-policy.ts';
 
+/** The lock a stage runs under (its `lock` policy): the rendered key and the fence it holds. */
+export interface StageLock {
+  key: string;
+  /**
+   * Greater than the fence of every earlier holder of any lock of this store. Pass it to external
+   * systems that can refuse stale writers; kiln's own publications are fenced by it already.
+   */
+  fence: number;
+}
+
 /** What a stage handler receives. */
 export interface StageContext {
   run: Run;
@@ -23,8 +33,13 @@ export interface StageContext {
   outputs: Readonly<Record<string, JsonValue>>;
   /** Fires on timeout, cancel, superseded run or lost lease; `signal.reason` says which. */
   signal: AbortSignal;
-  /** Renews the lease now (the worker also renews every `heartbeatMs`). Throws `LeaseLostError` if lost. */
+  /**
+   * Renews the lease (and the stage's lock) now; the worker also renews every `heartbeatMs`.
+   * Throws `LeaseLostError` if either was lost.
+   */
   heartbeat(): Promise<void>;
+  /** The lock this attempt holds (the stage's `lock` policy), or null when the stage has none. */
+  lock: StageLock | null;
   /** Records a progress marker; stored with the next heartbeat. */
   progress(marker: JsonValue): void;
   /** The pipeline's settings from kiln.yaml, as its `parseSettings` returned them (null without one). */
@@ -53,6 +68,8 @@ export interface ThreadStageInput {
   attempt: number;
   input: JsonValue;
   outputs: Record<string, JsonValue>;
+  /** The lock this attempt holds, or null (see {@link StageContext.lock}). */
+  lock: StageLock | null;
 }
 
 /** A handler in its own module, so it can run in a worker thread. Its export takes {@link ThreadStageInput}. */

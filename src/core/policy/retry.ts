@@ -13,6 +13,24 @@ export function backoffDelayMs(policy: BackoffPolicy, attempt: number, random: (
   return Math.floor(random() * Math.min(policy.capMs, exp));
 }
 
+/** Lock waits start at this bound: a held lock is retried after 50–100 ms at first. */
+export const LOCK_WAIT_BASE_MS = 100;
+/** Lock waits never exceed this bound (the holder may release any moment). */
+export const LOCK_WAIT_CAP_MS = 5_000;
+
+/**
+ * How long a job whose stage lock is held waits before it is claimable again: the bound grows with
+ * how long it has waited already (`waitedMs`, so the total wait roughly doubles per wait), from
+ * {@link LOCK_WAIT_BASE_MS} to {@link LOCK_WAIT_CAP_MS}; the delay is uniform in its upper half
+ * (jitter without busy retries), and never later than the holder's lock would expire
+ * (`holderRemainingMs`, at least the base): a crashed holder's lock is taken soon after it lapses.
+ */
+export function lockWaitDelayMs(waitedMs: number, holderRemainingMs: number, random: () => number = Math.random): number {
+  const bound = Math.min(LOCK_WAIT_CAP_MS, Math.max(LOCK_WAIT_BASE_MS, waitedMs));
+  const jittered = bound / 2 + (random() * bound) / 2;
+  return Math.round(Math.min(jittered, Math.max(LOCK_WAIT_BASE_MS, holderRemainingMs)));
+}
+
 /** Turns anything a handler threw into a recorded error with its class. */
 export function classifyError(err: unknown): StageErrorRecord & { retryAfterMs?: number } {
   if (err instanceof StageFailure) {

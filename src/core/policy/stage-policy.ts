@@ -2,6 +2,7 @@
  * Per-stage policy: defaults in code, overridable per stage in the pipeline definition and then
  * in `kiln.yaml`. All durations are milliseconds.
  */
+import { parseTemplate } from '../template.ts';
 
 /** How a stage handler runs: on the worker's event loop, or in a worker-thread pool. */
 export const Isolation = { inline: 'inline', thread: 'thread' } as const;
@@ -12,6 +13,32 @@ export interface BackoffPolicy {
   baseMs: number;
   capMs: number;
 }
+
+/**
+ * A stage's named lock: before its handler runs, the worker takes the lock `key` (rendered from
+ * the job, e.g. `render:{{input.assetId}}`), keeps it renewed with the job's heartbeat and
+ * releases it after the commit. While another job holds the key, the job waits (handed back with
+ * backoff, its attempt not counted) and never runs beside the holder.
+ */
+export interface LockPolicy {
+  /**
+   * Key template: text with references to the run's input (`{{input.<path>}}`), its fields
+   * (`{{run.id}}`, `{{run.pipeline}}`, `{{run.subjectId}}`, `{{run.subjectVersion}}`,
+   * `{{run.tenant}}`) or an earlier stage's output (`{{stage.<name>.outputs.<path>}}`).
+   */
+  key: string;
+  /**
+   * The lock expires this long after its last renewal (a crashed holder's lock is free after it);
+   * must be above `heartbeatMs`. Absent: the worker's default (`worker.lock.ttl`, 30 s).
+   */
+  ttlMs?: number;
+}
+
+/** What a lock key template may refer to (see {@link LockPolicy.key}). */
+export const LOCK_KEY_ROOTS: readonly string[] = ['input', 'run', 'stage'];
+
+/** The default lock TTL when neither the stage nor `worker.lock.ttl` sets one. */
+export const DEFAULT_LOCK_TTL_MS = 30_000;
 
 /** A stage's resolved policy. */
 export interface StagePolicy {
@@ -37,6 +64,8 @@ export interface StagePolicy {
   /** Attempts ending in an intervention error before the run is parked. */
   interventionAttempts: number;
   isolation: Isolation;
+  /** The stage's named lock, or null for none. */
+  lock: LockPolicy | null;
 }
 
 /**
@@ -54,10 +83,17 @@ export const DEFAULT_STAGE_POLICY: Readonly<StagePolicy> = Object.freeze({
   priority: 0,
   interventionAttempts: 3,
   isolation: Isolation.inline,
+  lock: null,
 });
 
-/** A partial policy, as written in a definition or in `kiln.yaml`. */
-export type StagePolicyOverrides = Partial<Omit<StagePolicy, 'backoff'>> & { backoff?: Partial<BackoffPolicy> };
+/**
+ * A partial policy, as written in a definition or in `kiln.yaml`. `lock` fields layer one by one,
+ * like `backoff` (kiln.yaml may set only the TTL of a lock a definition declares).
+ */
+export type StagePolicyOverrides = Partial<Omit<StagePolicy, 'backoff' | 'lock'>> & {
+  backoff?: Partial<BackoffPolicy>;
+  lock?: Partial<LockPolicy>;
+};
 
 /** The heartbeat used when no layer sets one: a quarter of the lease, so three renewals may fail before it expires. */
 export function defaultHeartbeatMs(leaseMs: number): number {
@@ -70,15 +106,19 @@ export function defaultHeartbeatMs(leaseMs: number): number {
  */
 export function mergeStagePolicy(base: StagePolicy, ...layers: (StagePolicyOverrides | undefined)[]): StagePolicy {
   let out: StagePolicy = { ...base, backoff: { ...base.backoff } };
+  let lock: Partial<LockPolicy> | null = base.lock === null ? null : { ...base.lock };
   let heartbeatSet = false;
   for (const layer of layers) {
     if (!layer) continue;
-    const { backoff, ...rest } = layer;
+    const { backoff, lock: lockLayer, ...rest } = layer;
     if (rest.heartbeatMs !== undefined) heartbeatSet = true;
     const defined = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
     out = { ...out, ...defined, backoff: { ...out.backoff, ...stripUndefined(backoff) } };
+    if (lockLayer !== undefined) lock = { ...lock, ...stripUndefined(lockLayer) };
   }
   if (!heartbeatSet && out.leaseMs !== base.leaseMs) out.heartbeatMs = defaultHeartbeatMs(out.leaseMs);
+  // A lock without a key is reported by checkStagePolicy, not dropped.
+  out.lock = lock === null ? null : { key: lock.key ?? '', ...(lock.ttlMs === undefined ? {} : { ttlMs: lock.ttlMs }) };
   return out;
 }
 
@@ -104,5 +144,23 @@ export function checkStagePolicy(p: StagePolicy): [string, string][] {
   if (p.backoff.capMs < p.backoff.baseMs) problems.push(['backoff.capMs', 'must be >= backoff.baseMs']);
   if (p.heartbeatMs >= p.leaseMs) problems.push(['heartbeatMs', `must be below leaseMs (${p.leaseMs})`]);
   if (!Number.isInteger(p.priority)) problems.push(['priority', 'must be an integer']);
+  if (p.lock !== null) problems.push(...checkLockPolicy(p.lock, p.heartbeatMs));
+  return problems;
+}
+
+/**
+ * Problems with a lock policy as `[field, message]` pairs: a key template is required and must
+ * parse (see `parseTemplate`, with {@link LOCK_KEY_ROOTS}), and a TTL must be a whole number of ms
+ * above the heartbeat (a renewal must land before the lock expires).
+ */
+export function checkLockPolicy(lock: LockPolicy, heartbeatMs: number): [string, string][] {
+  const problems: [string, string][] = [];
+  const parsed = parseTemplate(lock.key, LOCK_KEY_ROOTS);
+  if (lock.key.trim() === '') problems.push(['lock.key', 'is required: a lock needs a key (e.g. "render:{{input.assetId}}")']);
+  else if (!parsed.ok) problems.push(['lock.key', parsed.problem]);
+  if (lock.ttlMs !== undefined) {
+    if (!Number.isInteger(lock.ttlMs) || lock.ttlMs < 1) problems.push(['lock.ttlMs', `must be a positive integer, got ${lock.ttlMs}`]);
+    else if (lock.ttlMs <= heartbeatMs) problems.push(['lock.ttlMs', `must be above heartbeatMs (${heartbeatMs}): the heartbeat renews the lock`]);
+  }
   return problems;
 }

@@ -98,6 +98,23 @@ export interface LeaseRef {
   token: string;
 }
 
+/** A held job handed back unworked (see {@link JobsPort.release}). */
+export interface JobRelease extends LeaseRef {
+  /** Ready again this long from now; default 0 (at once). */
+  delayMs?: number;
+  /**
+   * The job goes back because its stage's lock is held: `lockWaitSince` is set to now unless
+   * already set (the wait goes on). Any other hand-back clears it.
+   */
+  lockWait?: boolean;
+}
+
+/** The lock a completion ran under (see {@link CompleteStageRequest.lock}). */
+export interface LockFence {
+  key: string;
+  fence: number;
+}
+
 /** A heartbeat: the lease, plus the latest progress marker to record, if any. */
 export interface LeaseRenewal extends LeaseRef {
   progress?: JsonValue;
@@ -143,6 +160,14 @@ export interface CompleteStageRequest {
    * commits and the result counts it in `publicationsRefused`.
    */
   publish?: readonly PublicationRequest[];
+  /**
+   * The lock the attempt ran under (its stage's `lock` policy): its publications are fenced by
+   * it. Each is refused (counted in `publicationsRefused`) unless `fence` is still the lock's
+   * current fence at commit, i.e. the lock on `key` exists with this fence (nobody took it over,
+   * it was not reaped); an accepted one is stored with fence `max(lease fence, lock fence)`, so
+   * the compare-and-set orders writers of one subject version by lock fence.
+   */
+  lock?: LockFence;
 }
 
 
@@ -246,11 +271,12 @@ export interface JobsPort {
   commit(items: readonly CommitItem[]): Promise<CommitResult[]>;
 
   /**
-   * Hands held jobs back unworked (graceful shutdown): `ready` now, the claim's attempt not
-   * counted (`attempt - 1`, stage record `attempts - 1`, stage record back to `pending`).
-   * Stale tokens are ignored. Returns how many were released.
+   * Hands held jobs back unworked (graceful shutdown, or a stage waiting for its lock): `ready`
+   * at `now + delayMs` (now by default), the claim's attempt not counted (`attempt - 1`, stage
+   * record `attempts - 1`, stage record back to `pending`), `lockWaitSince` as the release says
+   * (see {@link JobRelease.lockWait}). Stale tokens are ignored. Returns how many were released.
    */
-  release(leases: readonly LeaseRef[]): Promise<number>;
+  release(leases: readonly JobRelease[]): Promise<number>;
 
   /**
    * Moves jobs whose lease expired back to `ready` (`redeliveries + 1`), so queue depth is right

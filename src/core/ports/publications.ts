@@ -8,7 +8,9 @@
  * Points `(subjectId, profile)` at an artifact. Applied only when no publication exists for the
  * pair, or the stored one has a lower `subjectVersion`, or the same version and a lower fence
  * (the fence is the committing job's lease fence, so a later holder of the same version wins
- * and a duplicate of the same holder is a no-op). Never moves to a lower version.
+ * and a duplicate of the same holder is a no-op). Never moves to a lower version. A completion
+ * made under a lock also needs that lock's fence to be current, and publishes with it (see
+ * `CompleteStageRequest.lock`).
  */
 export interface PublicationRequest {
   subjectId: string;
@@ -24,7 +26,7 @@ export interface Publication {
   profile: string;
   artifactRef: string;
   subjectVersion: number;
-  /** Fence of the job whose commit set it. */
+  /** Fence of the job whose commit set it (of its lock, for a completion made under a lock). */
   fence: number;
   updatedAt: number;
 }

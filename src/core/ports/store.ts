@@ -9,6 +9,7 @@ import type { ArtifactRefsPort } from './artifact-refs.ts';
 import type { AuditPort } from './audit.ts';
 import type { CachePort } from './cache.ts';
 import type { JobsPort } from './jobs.ts';
+import type { LocksPort } from './locks.ts';
 import type { OperatorPort } from './operator.ts';
 import type { PublicationsPort } from './publications.ts';
 import type { ReadsPort } from './reads.ts';
@@ -63,6 +64,8 @@ export interface Store {
   readonly artifactRefs: ArtifactRefsPort;
   /** Paged read-only scans for the invariant audit (`kiln verify`). */
   readonly audit: AuditPort;
+  /** Named locks with fences (a stage's `lock` policy). */
+  readonly locks: LocksPort;
 
   /** Applies pending migrations; safe when several processes call it at once. */
   migrate(): Promise<MigrationResult>;

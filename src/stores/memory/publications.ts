@@ -3,8 +3,10 @@
  * compare-and-set inside a commit ({@link applyPublications}) so that an older subject version or
  * an older lease never overwrites a newer one.
  */
+import type { LockFence } from '../../core/ports/jobs.ts';
 import type { Publication, PublicationRequest, PublicationsPort } from '../../core/ports/publications.ts';
 import type { MemoryContext } from './context.ts';
+import { lockFenceIsCurrent } from './locks.ts';
 import { pairKey, publicationOf } from './rows.ts';
 import { deleteWhere, type MemoryState } from './state.ts';
 
@@ -20,14 +22,19 @@ function supersedes(request: PublicationRequest, fence: number, stored: Publicat
 
 /**
  * Applies `requests` in order for a commit fenced by `fence`, at `now`; returns how many the
- * compare-and-set refused. Called only once the commit's lease check has passed.
+ * compare-and-set refused. Called only once the commit's lease check has passed. Under a `lock`,
+ * all are refused unless its fence is still current; accepted ones carry the higher fence.
  */
 export function applyPublications(
   state: MemoryState,
   requests: readonly PublicationRequest[],
-  fence: number,
+  leaseFence: number,
   now: number,
+  lock?: LockFence,
 ): number {
+  if (requests.length === 0) return 0;
+  if (lock !== undefined && !lockFenceIsCurrent(state, lock)) return requests.length;
+  const fence = lock === undefined ? leaseFence : Math.max(leaseFence, lock.fence);
   let refused = 0;
   for (const request of requests) {
     const id = pairKey(request.subjectId, request.profile);

@@ -91,6 +91,7 @@ export function newJob(id: string, run: Run, spec: JobSpec, idempotencyKey: stri
     leaseMs: null,
     redeliveries: 0,
     lastError: null,
+    lockWaitSince: null,
   };
 }
 

@@ -11,6 +11,7 @@ import type { Job, JsonValue, LedgerEntry, Run, RunStatus, StageErrorRecord, Sta
 import { JobState, StageStatus } from '../../core/model.ts';
 import type { CacheEntry } from '../../core/ports/cache.ts';
 import type { JobSpec, LeaseRef } from '../../core/ports/jobs.ts';
+import type { Lock } from '../../core/ports/locks.ts';
 import type { Publication } from '../../core/ports/publications.ts';
 import type { RequestRecord } from '../../core/ports/requests.ts';
 import { createWakeListeners } from '../shared/wake-listeners.ts';
@@ -30,6 +31,11 @@ export function deleteWhere<K, V>(map: Map<K, V>, doomed: (value: V) => boolean)
   return deleted;
 }
 
+/** A lock as the state keeps it: with its owner's token. */
+export interface StoredLock extends Lock {
+  token: string;
+}
+
 /** Outcome of checking a presented lease against the state. */
 export type LeaseCheck =
   | { ok: true; job: Job; run: Run }
@@ -40,7 +46,7 @@ export class MemoryState {
   readonly clock: Clock;
   readonly ids: IdGenerator;
   schemaVersion = 0;
-  /** One fence counter for the whole state: every job claim and cache builder takes the next value. */
+  /** One fence counter for the whole state: every job claim, cache builder and lock takes the next value. */
   fence = 0;
   readonly runs = new Map<string, Run>();
   /** `<pipeline>\0<idempotencyKey>` -> run id: submissions dedupe per pipeline. */
@@ -61,6 +67,8 @@ export class MemoryState {
   readonly publications = new Map<string, Publication>();
   /** `<scope>\0<key>` -> remembered client request. */
   readonly requestRecords = new Map<string, RequestRecord>();
+  /** Lock key -> the lock (live, or expired and not reaped yet). */
+  readonly locks = new Map<string, StoredLock>();
   /** `<scope>\0<key>` -> the last value `versions.allocate` handed out. */
   readonly versionCounters = new Map<string, number>();
   /** Queues ever paused or resumed by an operator, with their current flag. */

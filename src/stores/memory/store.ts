@@ -12,6 +12,7 @@ import { createAuditPort } from './audit.ts';
 import { createCachePort } from './cache.ts';
 import { createContext, type MemoryContext } from './context.ts';
 import { createJobsPort } from './jobs.ts';
+import { createLocksPort } from './locks.ts';
 import { applyMigrations, readSchemaVersionInfo } from './migrate.ts';
 import { createOperatorPort } from './operator.ts';
 import { createPublicationsPort } from './publications.ts';
@@ -53,6 +54,7 @@ export function buildMemoryStoreOn(ctx: MemoryContext): Store {
     versions: createVersionsPort(ctx),
     artifactRefs: createArtifactRefsPort(ctx),
     audit: createAuditPort(ctx),
+    locks: createLocksPort(ctx),
     migrate: ctx.atomic(() => applyMigrations(state)),
     schemaVersion: ctx.atomic(() => readSchemaVersionInfo(state)),
     now: ctx.atomic(() => state.clock.now()),

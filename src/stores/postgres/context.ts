@@ -16,6 +16,7 @@ import * as artifactRefsSql from './sql/artifact-refs.ts';
 import * as auditSql from './sql/audit.ts';
 import * as cacheSql from './sql/cache.ts';
 import * as jobsSql from './sql/jobs.ts';
+import * as locksSql from './sql/locks.ts';
 import * as operatorSql from './sql/operator.ts';
 import * as publicationsSql from './sql/publications.ts';
 import * as readsSql from './sql/reads.ts';
@@ -36,6 +37,7 @@ export function buildStatements(schema: string) {
     versions: buildAll(versionsSql, s),
     artifactRefs: buildAll(artifactRefsSql, s),
     audit: buildAll(auditSql, s),
+    locks: buildAll(locksSql, s),
   };
 }
 

@@ -79,3 +79,5 @@ export const cacheEntryFromRow = mapping.cacheEntryFromRow;
 export const publicationFromRow = mapping.publicationFromRow;
 /** Row -> `RequestRecord`. */
 export const requestRecordFromRow = mapping.requestRecordFromRow;
+/** Row -> `Lock`. */
+export const lockFromRow = mapping.lockFromRow;

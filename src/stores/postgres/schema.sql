@@ -32,7 +32,9 @@ CREATE TYPE kiln.commit_item AS (
 	enqueue_key text,
 	enqueue_max_attempts integer,
 	enqueue_priority integer,
-	publish json
+	publish json,
+	lock_key text COLLATE pg_catalog."C",
+	lock_fence bigint
 );
 
 --
@@ -109,13 +111,35 @@ CREATE FUNCTION kiln.acquire_cache_entry(p_cache text, p_key text, p_owner text,
     AS $$-- sha256:db0c1cab3646373f17988c6da9bf4a86e9217754d818446c49f3e34f33ff4845$$;
 
 --
--- Name: apply_publications(json, bigint, bigint); Type: FUNCTION; Schema: kiln; Owner: -
+-- Name: locks; Type: TABLE; Schema: kiln; Owner: -
 --
 
-CREATE FUNCTION kiln.apply_publications(p_publish json, p_fence bigint, p_now bigint) RETURNS integer
+CREATE TABLE kiln.locks (
+    key text NOT NULL COLLATE pg_catalog."C",
+    owner text NOT NULL,
+    token text NOT NULL,
+    fence bigint NOT NULL,
+    acquired_at bigint NOT NULL,
+    expires_at bigint NOT NULL
+);
+
+--
+-- Name: acquire_lock(text, text, text, bigint, bigint); Type: FUNCTION; Schema: kiln; Owner: -
+--
+
+CREATE FUNCTION kiln.acquire_lock(p_key text, p_owner text, p_token text, p_ttl_ms bigint, p_now bigint, OUT acquired boolean, OUT entry kiln.locks) RETURNS record
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
-    AS $$-- sha256:18f249588840b3d17d2555d329e3014d2dfe7fe3b30b9c4b071c079c3c9fcf01$$;
+    AS $$-- sha256:a1f47b1d28ae00bb27e8ebc2dbe983dec93e0ffd7f7c61336a7ead93ab877b56$$;
+
+--
+-- Name: apply_publications(json, bigint, bigint, text, bigint); Type: FUNCTION; Schema: kiln; Owner: -
+--
+
+CREATE FUNCTION kiln.apply_publications(p_publish json, p_fence bigint, p_now bigint, p_lock_key text, p_lock_fence bigint) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'kiln', 'pg_temp'
+    AS $$-- sha256:0ea2d99dbd34f16d7f9890845d5984ed8bc9bb0814a244d894805aa2f11db949$$;
 
 --
 -- Name: cache_decision(kiln.cache_entries, bigint); Type: FUNCTION; Schema: kiln; Owner: -
@@ -152,6 +176,7 @@ CREATE TABLE kiln.jobs (
     lease_ms bigint,
     redeliveries integer DEFAULT 0 NOT NULL,
     last_error json,
+    lock_wait_since bigint,
     CONSTRAINT jobs_kind_check CHECK ((kind = ANY (ARRAY['stage'::text, 'rollback'::text]))),
     CONSTRAINT jobs_state_check CHECK ((state = ANY (ARRAY['ready'::text, 'leased'::text, 'parked'::text, 'dead'::text])))
 );
@@ -173,7 +198,7 @@ CREATE FUNCTION kiln.claim_jobs(p_now bigint, p_queues text[], p_workers text[],
 CREATE FUNCTION kiln.commit_batch_with_publications(p_items json, p_now bigint, p_channel text, p_park_from text[]) RETURNS TABLE(outcome text, run_status text, woken_queue text, publications_refused integer)
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
-    AS $$-- sha256:2441c2edc6616b5e8d61df3b897f4d503b1453e3f58e1982ae91e0a3fdc9718b$$;
+    AS $$-- sha256:f8d3d01cb066ab78e1c9aa19a094dfa1971ca2b671b5206c85ff2c4c0944d005$$;
 
 --
 -- Name: commit_items(json, bigint, text, text[]); Type: FUNCTION; Schema: kiln; Owner: -
@@ -201,7 +226,7 @@ CREATE FUNCTION kiln.complete_distinct_items(p_items kiln.commit_item[], p_now b
 CREATE FUNCTION kiln.complete_item(p_item kiln.commit_item, p_now bigint, p_channel text, OUT outcome text, OUT run_status text, OUT woken_queue text, OUT publications_refused integer) RETURNS record
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
-    AS $$-- sha256:880e9d24d67d4bd339ae7132bf66a9133c2c4e1e64af2405cb74d9fb4d9a5cf9$$;
+    AS $$-- sha256:9377e4788379464b92dcb2a15d86eae075246a2dd17a534fa410a7ea95a5684c$$;
 
 --
 -- Name: enqueue_job(kiln.commit_item, text, text, text, text, bigint, text); Type: FUNCTION; Schema: kiln; Owner: -
@@ -219,7 +244,7 @@ CREATE FUNCTION kiln.enqueue_job(p_item kiln.commit_item, p_run_id text, p_pipel
 CREATE FUNCTION kiln.fail_item(p_item kiln.commit_item, p_now bigint, p_channel text, p_park_from text[], OUT outcome text, OUT run_status text, OUT woken_queue text) RETURNS record
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
-    AS $$-- sha256:05e8871599e8b0765de6756234c8abc07207e3b08a85b3a13a49c13844a1c3e8$$;
+    AS $$-- sha256:dd6cd40ce51899fd429993db2a201bd69f694e3c343a8048e042332550a14449$$;
 
 --
 -- Name: lease_refusal(text); Type: FUNCTION; Schema: kiln; Owner: -
@@ -229,6 +254,15 @@ CREATE FUNCTION kiln.lease_refusal(p_job_id text) RETURNS text
     LANGUAGE sql STABLE
     SET search_path TO 'kiln', 'pg_temp'
     AS $$-- sha256:a2c002c83edb801277ad681d131eba1268cdc820f4613883b6cd1ccece0d960d$$;
+
+--
+-- Name: lock_fence_is_current(text, bigint); Type: FUNCTION; Schema: kiln; Owner: -
+--
+
+CREATE FUNCTION kiln.lock_fence_is_current(p_key text, p_fence bigint) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path TO 'kiln', 'pg_temp'
+    AS $$-- sha256:186fa7b55a336bca0ad59465c358f4b0c8f5729ff84e2af01234cf90e4167a1a$$;
 
 --
 -- Name: request_records; Type: TABLE; Schema: kiln; Owner: -
@@ -429,6 +463,13 @@ ALTER TABLE ONLY kiln.ledger
     ADD CONSTRAINT ledger_pkey PRIMARY KEY (run_id, key);
 
 --
+-- Name: locks locks_pkey; Type: CONSTRAINT; Schema: kiln; Owner: -
+--
+
+ALTER TABLE ONLY kiln.locks
+    ADD CONSTRAINT locks_pkey PRIMARY KEY (key);
+
+--
 -- Name: publications publications_pkey; Type: CONSTRAINT; Schema: kiln; Owner: -
 --
 
@@ -520,6 +561,12 @@ CREATE INDEX jobs_ready ON kiln.jobs USING btree (queue, priority, available_at,
 --
 
 CREATE INDEX jobs_run ON kiln.jobs USING btree (run_id);
+
+--
+-- Name: locks_expiry; Type: INDEX; Schema: kiln; Owner: -
+--
+
+CREATE INDEX locks_expiry ON kiln.locks USING btree (expires_at);
 
 --
 -- Name: publications_artifact; Type: INDEX; Schema: kiln; Owner: -

@@ -14,6 +14,7 @@ import { createCachePort } from './cache.ts';
 import { createContext, storeNow } from './context.ts';
 import { mapError } from './errors.ts';
 import { createJobsPort } from './jobs.ts';
+import { createLocksPort } from './locks.ts';
 import { applyMigrations, schemaVersionInfo } from './migrate.ts';
 import { createOperatorPort } from './operator.ts';
 import { createPublicationsPort } from './publications.ts';
@@ -71,6 +72,7 @@ export function buildPostgresStore(deps: PostgresStoreDeps): PostgresStore {
     versions: createVersionsPort(ctx),
     artifactRefs: createArtifactRefsPort(ctx),
     audit: createAuditPort(ctx),
+    locks: createLocksPort(ctx),
     migrate: ctx.guard(async () => {
       const result = await applyMigrations(pool, schema, ctx.now());
       ctx.schemaMigrated();

@@ -21,6 +21,7 @@ import type {
   StageStatus,
 } from '../../core/model.ts';
 import type { CacheEntry, CacheEntryStatus } from '../../core/ports/cache.ts';
+import type { Lock } from '../../core/ports/locks.ts';
 import type { Publication } from '../../core/ports/publications.ts';
 import type { RequestRecord } from '../../core/ports/requests.ts';
 
@@ -89,6 +90,7 @@ export interface JobRowOf<ErrorJson> {
   lease_ms: number | null;
   redeliveries: number;
   last_error: ErrorJson | null;
+  lock_wait_since: number | null;
 }
 
 /** A `ledger` row; `Json` as in {@link RunRowOf}. */
@@ -129,6 +131,15 @@ export interface PublicationRow {
   updated_at: number;
 }
 
+/** A `locks` row as read for callers (no token, no JSON columns, so the same for every driver). */
+export interface LockRow {
+  key: string;
+  owner: string;
+  fence: number;
+  acquired_at: number;
+  expires_at: number;
+}
+
 /** A `request_records` row; `Json` as in {@link RunRowOf}. */
 export interface RequestRecordRowOf<Json> {
   scope: string;
@@ -163,6 +174,8 @@ export interface RowMapping<Json, ErrorJson> {
   publicationFromRow(row: PublicationRow): Publication;
   /** Row -> {@link RequestRecord}. */
   requestRecordFromRow(row: RequestRecordRowOf<Json>): RequestRecord;
+  /** Row -> {@link Lock} (no JSON to decode). */
+  lockFromRow(row: LockRow): Lock;
 }
 
 /**
@@ -184,6 +197,7 @@ export function createRowMapping<Json, ErrorJson>(decode: JsonColumnDecoders<Jso
     cacheEntryFromRow: (row) => cacheEntryFromRow(row, columns),
     publicationFromRow,
     requestRecordFromRow: (row) => requestRecordFromRow(row, columns),
+    lockFromRow,
   };
 }
 
@@ -258,6 +272,7 @@ function jobFromRow<Json, ErrorJson>(row: JobRowOf<ErrorJson>, d: ColumnDecoders
     leaseMs: row.lease_ms,
     redeliveries: row.redeliveries,
     lastError: d.errorOrNull(row.last_error),
+    lockWaitSince: row.lock_wait_since,
   };
 }
 
@@ -299,6 +314,10 @@ function publicationFromRow(row: PublicationRow): Publication {
     fence: row.fence,
     updatedAt: row.updated_at,
   };
+}
+
+function lockFromRow(row: LockRow): Lock {
+  return { key: row.key, owner: row.owner, fence: row.fence, acquiredAt: row.acquired_at, expiresAt: row.expires_at };
 }
 
 function requestRecordFromRow<Json, ErrorJson>(row: RequestRecordRowOf<Json>, d: ColumnDecoders<Json, ErrorJson>): RequestRecord {

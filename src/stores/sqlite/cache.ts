@@ -9,6 +9,7 @@
  */
 import type { CacheAcquireRequest, CacheAcquireResult, CacheCompleteRequest, CacheEntry, CacheFailRequest, CachePort } from '../../core/ports/cache.ts';
 import type { SqliteContext } from './context.ts';
+import { takeFence } from './jobs/leases.ts';
 import { cacheEntryFromRow, toJson, type CacheEntryRow } from './rows.ts';
 
 /**
@@ -66,13 +67,6 @@ function builderRow(
     stale_until: null,
     ...builder,
   };
-}
-
-/** Takes the next fence of the store's one sequence (shared with job leases). */
-function takeFence(ctx: SqliteContext): number {
-  const counter = ctx.sql().takeFences.get(1);
-  if (!counter) throw new Error('fence_counter row is missing');
-  return counter.value;
 }
 
 /** Single-flight entry point; see `CachePort.acquire`. */

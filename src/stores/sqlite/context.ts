@@ -16,6 +16,7 @@ import { prepareArtifactRefsStatements } from './sql/artifact-refs.ts';
 import { prepareAuditStatements } from './sql/audit.ts';
 import { prepareCacheStatements } from './sql/cache.ts';
 import { prepareJobsStatements } from './sql/jobs.ts';
+import { prepareLocksStatements } from './sql/locks.ts';
 import { prepareOperatorStatements } from './sql/operator.ts';
 import { preparePublicationsStatements } from './sql/publications.ts';
 import { prepareReadsStatements } from './sql/reads.ts';
@@ -39,6 +40,7 @@ function prepareStatements(db: SqliteDatabase) {
     ...prepareVersionsStatements(db),
     ...prepareArtifactRefsStatements(db),
     ...prepareAuditStatements(db),
+    ...prepareLocksStatements(db),
   };
 }
 

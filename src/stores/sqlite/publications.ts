@@ -5,7 +5,9 @@
  * {@link applyPublications}); reading one is a plain lookup.
  */
 import type { Publication, PublicationRequest, PublicationsPort } from '../../core/ports/publications.ts';
+import type { LockFence } from '../../core/ports/jobs.ts';
 import type { SqliteContext } from './context.ts';
+import { lockFenceIsCurrent } from './locks.ts';
 import { publicationFromRow } from './rows.ts';
 
 /** The publication of `(subjectId, profile)`, or null. */
@@ -15,11 +17,14 @@ function getPublication(ctx: SqliteContext, subjectId: string, profile: string):
 }
 
 /**
- * Applies a committed completion's publications in order, fenced by the job's lease `fence`,
+ * Applies a committed completion's publications in order, fenced by the job's lease fence,
  * inside the caller's transaction; returns how many compare-and-set refused (a refusal changes
- * nothing and does not refuse the completion).
+ * nothing and does not refuse the completion). Under a `lock`, all are refused unless its fence
+ * is still current; accepted ones carry the higher of the two fences.
  */
-export function applyPublications(ctx: SqliteContext, requests: readonly PublicationRequest[], fence: number, now: number): number {
+export function applyPublications(ctx: SqliteContext, requests: readonly PublicationRequest[], leaseFence: number, now: number, lock?: LockFence): number {
+  if (lock !== undefined && !lockFenceIsCurrent(ctx, lock)) return requests.length;
+  const fence = lock === undefined ? leaseFence : Math.max(leaseFence, lock.fence);
   const publish = ctx.sql().publish;
   let refused = 0;
   for (const request of requests) {

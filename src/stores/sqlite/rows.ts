@@ -30,7 +30,8 @@ export type LedgerRow = LedgerRowOf<string>;
  */
 export const JOB_COLUMNS =
   'id, run_id, pipeline, stage, queue, kind, state, idempotency_key, dead_slot, attempt, max_attempts, priority, ' +
-  'available_at, enqueued_at, tenant, trace_id, lease_owner, lease_token, fence, lease_until, lease_ms, redeliveries, last_error';
+  'available_at, enqueued_at, tenant, trace_id, lease_owner, lease_token, fence, lease_until, lease_ms, redeliveries, last_error, ' +
+  'lock_wait_since';
 
 /** A raw row of {@link JOB_COLUMNS} -> {@link JobRow}. */
 export function jobRowFromValues(v: readonly unknown[]): JobRow {
@@ -58,6 +59,7 @@ export function jobRowFromValues(v: readonly unknown[]): JobRow {
     lease_ms: v[20] as number | null,
     redeliveries: v[21] as number,
     last_error: v[22] as string | null,
+    lock_wait_since: v[23] as number | null,
   };
 }
 
@@ -102,3 +104,5 @@ export const cacheEntryFromRow = mapping.cacheEntryFromRow;
 export const publicationFromRow = mapping.publicationFromRow;
 /** Row -> `RequestRecord`. */
 export const requestRecordFromRow = mapping.requestRecordFromRow;
+/** Row -> `Lock`. */
+export const lockFromRow = mapping.lockFromRow;

@@ -12,6 +12,7 @@ import { createCachePort } from './cache.ts';
 import type { SqliteDatabase } from './connection.ts';
 import { createContext } from './context.ts';
 import { createJobsPort } from './jobs.ts';
+import { createLocksPort } from './locks.ts';
 import { applyMigrations, readSchemaVersionInfo } from './migrate.ts';
 import { createOperatorPort } from './operator.ts';
 import { createPublicationsPort } from './publications.ts';
@@ -47,6 +48,7 @@ export function buildSqliteStore(deps: SqliteStoreDeps): Store {
     versions: createVersionsPort(ctx),
     artifactRefs: createArtifactRefsPort(ctx),
     audit: createAuditPort(ctx),
+    locks: createLocksPort(ctx),
     // Migrations open their own transaction; the version read must work before any migration.
     migrate: ctx.outside(() => applyMigrations(ctx.db, ctx.clock.now())),
     schemaVersion: ctx.outside(() => readSchemaVersionInfo(ctx.db)),

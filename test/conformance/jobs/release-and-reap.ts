@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe } from 'node:test';
 import type { StoreHarness } from '../fixture.ts';
-import { LEASE_MS, claim, claimOne, leaseOf, onPipeline, storeTest, submit } from '../fixture.ts';
+import { LEASE_MS, claim, claimOne, failJob, leaseOf, onPipeline, storeTest, submit } from '../fixture.ts';
 
 /** `jobs.release`. */
 export function describeRelease(harness: StoreHarness): void {
@@ -32,6 +32,36 @@ export function describeRelease(harness: StoreHarness): void {
       const again = await claimOne(store, 'demo.a', { workerId: 'w2' });
       assert.equal(again.job.attempt, 1);
       assert.equal(again.job.redeliveries, 0);
+    });
+
+    test('release with a delay and a lock wait: ready later, attempt not counted, lockWaitSince kept across waits', async ({ store, clock }) => {
+      await submit(store);
+      const first = await claimOne(store);
+      assert.equal(first.job.lockWaitSince, null);
+      const waitStart = await store.now();
+      assert.equal(await store.jobs.release([{ ...leaseOf(first), delayMs: 2_000, lockWait: true }]), 1);
+      let job = await store.reads.getJob(first.job.id);
+      assert.deepEqual([job?.state, job?.attempt, job?.availableAt, job?.lockWaitSince], ['ready', 0, waitStart + 2_000, waitStart]);
+      assert.equal((await claim(store, { queue: 'demo.a', workerId: 'w2', limit: 1, leaseMs: LEASE_MS })).length, 0, 'not before its delay');
+      await clock.advance(2_000);
+      const second = await claimOne(store, 'demo.a', { workerId: 'w2' });
+      assert.deepEqual([second.job.attempt, second.job.lockWaitSince], [1, waitStart], 'the wait is visible to the next claimer');
+      await store.jobs.release([{ ...leaseOf(second), delayMs: 500, lockWait: true }]);
+      assert.equal((await store.reads.getJob(first.job.id))?.lockWaitSince, waitStart, 'a second wait keeps the first start');
+      await clock.advance(500);
+      const third = await claimOne(store);
+      await store.jobs.release([leaseOf(third)]);
+      job = await store.reads.getJob(first.job.id);
+      assert.deepEqual([job?.availableAt, job?.lockWaitSince], [await store.now(), null], 'any other hand-back ends the wait');
+    });
+
+    test('the commit of a failed attempt ends a lock wait', async ({ store }) => {
+      await submit(store);
+      await store.jobs.release([{ ...leaseOf(await claimOne(store)), lockWait: true }]);
+      const claimed = await claimOne(store);
+      assert.notEqual(claimed.job.lockWaitSince, null);
+      await failJob(store, claimed, { action: 'retry', delayMs: 0 });
+      assert.equal((await store.reads.getJob(claimed.job.id))?.lockWaitSince, null);
     });
 
     test('release of several leases hands back each one still held and counts only those; the other leases stay held', async ({ store }) => {

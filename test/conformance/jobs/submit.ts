@@ -102,6 +102,7 @@ export function describeSubmitOne(harness: StoreHarness): void {
           leaseMs: null,
           redeliveries: 0,
           lastError: null,
+          lockWaitSince: null,
         },
       );
       assert.deepEqual(await store.reads.getJob(job.id), job);

@@ -59,8 +59,8 @@ function completeStage(state: MemoryState, request: CompleteStageRequest, now: n
     run.currentStage = next.stage;
   }
   run.updatedAt = now;
-  // The job's own fence orders publications: a later holder of the same version wins.
-  const refused = applyPublications(state, request.publish ?? [], job.fence ?? 0, now);
+  // The job's own fence (or its lock's) orders publications: a later holder of the same version wins.
+  const refused = applyPublications(state, request.publish ?? [], job.fence ?? 0, now, request.lock);
   return { outcome: 'committed', runStatus: run.status, ...(refused > 0 ? { publicationsRefused: refused } : {}) };
 }
 
@@ -140,6 +140,8 @@ function failStage(state: MemoryState, request: FailStageRequest, now: number): 
   const record = state.stageRecord(run.id, job.stage);
 
   job.lastError = error;
+  // The attempt ran, so any lock wait before it is over.
+  job.lockWaitSince = null;
   state.clearLease(job);
   if (job.kind === JobKind.stage) {
     record.error = error;

@@ -4,7 +4,7 @@
  * (`MemoryState.checkLease`), shared with commits.
  */
 import { JobKind, JobState, StageStatus } from '../../../core/model.ts';
-import type { LeaseRef, LeaseRenewal, LeaseStatus, ReapResult } from '../../../core/ports/jobs.ts';
+import type { JobRelease, LeaseRenewal, LeaseStatus, ReapResult } from '../../../core/ports/jobs.ts';
 import { copy } from '../rows.ts';
 import type { MemoryState } from '../state.ts';
 
@@ -25,8 +25,8 @@ export function renewLeases(state: MemoryState, renewals: readonly LeaseRenewal[
   });
 }
 
-/** Hands held jobs back unworked: ready now, the claim's attempt not counted. */
-export function releaseJobs(state: MemoryState, leases: readonly LeaseRef[]): number {
+/** Hands held jobs back unworked: ready after the release's delay, the claim's attempt not counted. */
+export function releaseJobs(state: MemoryState, leases: readonly JobRelease[]): number {
   const now = state.clock.now();
   let released = 0;
   for (const lease of leases) {
@@ -36,7 +36,9 @@ export function releaseJobs(state: MemoryState, leases: readonly LeaseRef[]): nu
     if (!job || job.state !== JobState.leased || job.leaseToken !== lease.token) continue;
     job.state = JobState.ready;
     job.attempt = Math.max(0, job.attempt - 1);
-    job.availableAt = now;
+    const delayMs = Math.max(0, lease.delayMs ?? 0);
+    job.availableAt = now + delayMs;
+    job.lockWaitSince = lease.lockWait === true ? (job.lockWaitSince ?? now) : null;
     state.clearLease(job);
     if (job.kind === JobKind.stage) {
       const record = state.stageRecord(job.runId, job.stage);
@@ -45,7 +47,7 @@ export function releaseJobs(state: MemoryState, leases: readonly LeaseRef[]): nu
       record.leaseOwner = null;
       record.leaseUntil = null;
     }
-    state.pendingWakes.add(job.queue);
+    if (delayMs === 0) state.pendingWakes.add(job.queue);
     released += 1;
   }
   return released;

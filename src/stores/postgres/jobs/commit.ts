@@ -58,7 +58,9 @@ function publishFields(publish: readonly PublicationRequest[] | undefined): { pu
 function itemJson(ctx: PgContext, item: CommitItem): Record<string, unknown> {
   const base = { type: item.type, job_id: item.lease.jobId, token: item.lease.token, duration_ms: item.durationMs };
   if (item.type === 'complete') {
-    return { ...base, output: toJsonText(item.output), ...enqueueFields(ctx, item.next), ...publishFields(item.publish) };
+    // The lock only fences publications: without any, it is left out (the plain set-wise path).
+    const lock = item.lock !== undefined && item.publish !== undefined && item.publish.length > 0 ? { lock_key: item.lock.key, lock_fence: item.lock.fence } : {};
+    return { ...base, output: toJsonText(item.output), ...enqueueFields(ctx, item.next), ...publishFields(item.publish), ...lock };
   }
   const { decision } = item;
   return {

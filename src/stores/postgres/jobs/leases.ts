@@ -3,7 +3,7 @@
  * (`reapExpiredLeases`). Each is ONE statement over all its jobs (see sql/jobs.ts).
  */
 import type { JsonValue } from '../../../core/model.ts';
-import type { LeaseRef, LeaseRenewal, LeaseStatus, ReapResult } from '../../../core/ports/jobs.ts';
+import type { JobRelease, LeaseRenewal, LeaseStatus, ReapResult } from '../../../core/ports/jobs.ts';
 import type { PgContext } from '../context.ts';
 import { queryRows } from '../database.ts';
 import { toJsonText } from '../rows.ts';
@@ -26,19 +26,22 @@ export async function renewLeases(ctx: PgContext, renewals: readonly LeaseRenewa
 }
 
 /**
- * Hands held jobs back unworked: ready now, the claim's attempt not counted. Only the holder of
- * the current token may hand back; an expired-but-unclaimed lease is still the caller's, and
- * handing it back early is harmless.
+ * Hands held jobs back unworked: ready after the release's delay, the claim's attempt not
+ * counted. Only the holder of the current token may hand back; an expired-but-unclaimed lease is
+ * still the caller's, and handing it back early is harmless.
  */
-export async function releaseJobs(ctx: PgContext, leases: readonly LeaseRef[]): Promise<number> {
+export async function releaseJobs(ctx: PgContext, leases: readonly JobRelease[]): Promise<number> {
   if (leases.length === 0) return 0;
-  const rows = await queryRows<{ queue: string }>(ctx.pool, ctx.sql.jobs.releaseJobs, [
+  const rows = await queryRows<{ queue: string; ready_now: boolean }>(ctx.pool, ctx.sql.jobs.releaseJobs, [
     ctx.now(),
     leases.map((l) => l.jobId),
     leases.map((l) => l.token),
     ctx.channel,
+    // Delays are whole milliseconds (bigint columns).
+    leases.map((l) => Math.max(0, Math.round(l.delayMs ?? 0))),
+    leases.map((l) => l.lockWait === true),
   ]);
-  ctx.wake(rows.map((row) => row.queue));
+  ctx.wake(rows.filter((row) => row.ready_now).map((row) => row.queue));
   return rows.length;
 }
 

@@ -9,8 +9,9 @@
 -- commit_batch_with_publications(p_items json, p_now bigint, p_channel text, p_park_from text[])
 --   The entry point (the store's commit statement calls it).
 --   In:  p_items: a JSON array of commit_item objects, in batch order: type (complete | fail),
---        job_id, token, duration_ms; a completion's output (JSON text) and publish (an array of
---        publication_request objects, or absent); a failure's error (JSON text), action (retry |
+--        job_id, token, duration_ms; a completion's output (JSON text), publish (an array of
+--        publication_request objects, or absent) and lock_key/lock_fence (the lock it ran under,
+--        which fences its publications; absent for none); a failure's error (JSON text), action (retry |
 --        park | dead_letter | fail) and delay_ms (retry); enqueue_* (the job to enqueue: a
 --        completion's next job, a dead_letter or fail item's compensation; NULL for none);
 --        p_now: epoch ms of this commit (the database clock's, or a test clock's);
@@ -95,7 +96,7 @@ BEGIN
     RETURN;
   END IF;
   outcome := 'committed';
-  publications_refused := apply_publications(p_item.publish, d.fence, p_now);
+  publications_refused := apply_publications(p_item.publish, d.fence, p_now, p_item.lock_key, p_item.lock_fence);
 
   INSERT INTO ledger (run_id, key, seq, stage, kind, output, completed_at)
   VALUES (d.run_id, d.idempotency_key, (SELECT count(*) FROM ledger WHERE run_id = d.run_id), d.stage, d.kind,
@@ -175,7 +176,8 @@ BEGIN
     v_new_run_status := 'dead_lettered';
   END IF;
 
-  UPDATE jobs SET state = v_state, available_at = v_available_at, last_error = p_item.error::json,
+  -- The attempt ran, so any lock wait before it is over (lock_wait_since cleared).
+  UPDATE jobs SET state = v_state, available_at = v_available_at, last_error = p_item.error::json, lock_wait_since = NULL,
     lease_owner = NULL, lease_token = NULL, fence = NULL, lease_until = NULL, lease_ms = NULL
   WHERE id = v_job.id;
   IF v_job.kind = 'stage' THEN
@@ -370,7 +372,7 @@ BEGIN
         run_status := v_done.run_status;
         woken_queue := v_done.woken_queue;
         publications_refused := CASE WHEN v_done.outcome = 'committed'
-          THEN apply_publications(v_items[v_done.n].publish, v_done.fence, p_now) END;
+          THEN apply_publications(v_items[v_done.n].publish, v_done.fence, p_now, v_items[v_done.n].lock_key, v_items[v_done.n].lock_fence) END;
         RETURN NEXT;
       END LOOP;
       RETURN;

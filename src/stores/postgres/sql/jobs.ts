@@ -161,25 +161,28 @@ ORDER BY r.ord`,
   );
 
 /**
- * In: now, job ids, tokens, NOTIFY channel. Out: the queue of each job handed back: ready now,
- * the claim's attempt not counted, its stage record `pending` again.
+ * In: now, job ids, tokens, NOTIFY channel, delays (ms, >= 0), lock waits. Out: the queue of
+ * each job handed back and whether it is ready now: ready after its delay, the claim's attempt
+ * not counted, its stage record `pending` again, lock_wait_since set (kept if set) for a lock
+ * wait and cleared otherwise. Queues with a job ready now are notified.
  */
 export const releaseJobs = (s: string): Statement =>
   statement(
     'release_jobs',
     `
-WITH r AS (SELECT * FROM unnest($2::text[], $3::text[]) AS r (job_id, token)),
+WITH r AS (SELECT * FROM unnest($2::text[], $3::text[], $5::bigint[], $6::boolean[]) AS r (job_id, token, delay_ms, lock_wait)),
 released AS (
-  UPDATE ${s}.jobs j SET state = 'ready', available_at = ${NOW}, attempt = greatest(0, j.attempt - 1), ${CLEAR_LEASE}
+  UPDATE ${s}.jobs j SET state = 'ready', available_at = ${NOW} + r.delay_ms, attempt = greatest(0, j.attempt - 1),
+    lock_wait_since = CASE WHEN r.lock_wait THEN coalesce(j.lock_wait_since, ${NOW}) END, ${CLEAR_LEASE}
   FROM r WHERE j.id = r.job_id AND j.lease_token = r.token AND j.state = 'leased'
-  RETURNING j.run_id, j.stage, j.kind, j.queue
+  RETURNING j.run_id, j.stage, j.kind, j.queue, r.delay_ms = 0 AS ready_now
 ),
 staged AS (
   UPDATE ${s}.stage_records st SET status = 'pending', attempts = greatest(0, st.attempts - 1), lease_owner = NULL, lease_until = NULL
   FROM released x WHERE x.kind = 'stage' AND st.run_id = x.run_id AND st.stage = x.stage
 ),
-woken AS (SELECT pg_notify($4, q.queue) FROM (SELECT DISTINCT queue FROM released) q)
-SELECT queue, (SELECT count(*) FROM woken)::int AS woken FROM released`,
+woken AS (SELECT pg_notify($4, q.queue) FROM (SELECT DISTINCT queue FROM released WHERE ready_now) q)
+SELECT queue, ready_now, (SELECT count(*) FROM woken)::int AS woken FROM released`,
   );
 
 /**

@@ -71,7 +71,7 @@ function completeStage(ctx: SqliteContext, request: CompleteStageRequest, now: n
   const runStatus = advanceRun(ctx, job, request.next, now);
   // Only a held lease gets here: a refused item publishes nothing.
   if (request.publish === undefined || request.publish.length === 0) return { outcome: 'committed', runStatus };
-  return { outcome: 'committed', runStatus, publicationsRefused: applyPublications(ctx, request.publish, job.fence, now) };
+  return { outcome: 'committed', runStatus, publicationsRefused: applyPublications(ctx, request.publish, job.fence, now, request.lock) };
 }
 
 /** What a failed attempt does to the job, its stage record and its run. */
@@ -123,7 +123,8 @@ function failStage(ctx: SqliteContext, request: FailStageRequest, now: number): 
   const error = JSON.stringify({ class: errorClass, code, message } satisfies StageErrorRecord);
   const effect = failureEffect(request, job, run, error, now);
 
-  sql.unleaseJob.run({ id: job.id, state: effect.jobState, available_at: effect.availableAt, attempt: job.attempt, last_error: error });
+  // The attempt ran, so any lock wait before it is over.
+  sql.unleaseJob.run({ id: job.id, state: effect.jobState, available_at: effect.availableAt, attempt: job.attempt, last_error: error, lock_wait_since: null });
   if (job.kind === 'stage') {
     sql.failStage.run({
       run_id: run.id,

@@ -4,7 +4,7 @@
  * runs inside the caller's BEGIN IMMEDIATE transaction, so a lease check cannot change before
  * the writes that depend on it.
  */
-import type { LeaseRef, LeaseRenewal, LeaseStatus, ReapResult } from '../../../core/ports/jobs.ts';
+import type { JobRelease, LeaseRef, LeaseRenewal, LeaseStatus, ReapResult } from '../../../core/ports/jobs.ts';
 import type { SqliteContext } from '../context.ts';
 import { toJson, type JobRow } from '../rows.ts';
 
@@ -41,6 +41,16 @@ export function checkLease(ctx: SqliteContext, lease: LeaseRef, now: number): Le
   return { ok: true, job };
 }
 
+/**
+ * Takes the next fence of the store's one sequence (job leases, cache builders and locks), inside
+ * the caller's BEGIN IMMEDIATE transaction, so fences never repeat across processes.
+ */
+export function takeFence(ctx: SqliteContext): number {
+  const counter = ctx.sql().takeFences.get(1);
+  if (!counter) throw new Error('fence_counter row is missing');
+  return counter.value;
+}
+
 /** Extends each lease still held by the `leaseMs` granted at claim, in input order. */
 export function renewLeases(ctx: SqliteContext, renewals: readonly LeaseRenewal[]): LeaseStatus[] {
   const now = ctx.clock.now();
@@ -66,26 +76,28 @@ export function renewLeases(ctx: SqliteContext, renewals: readonly LeaseRenewal[
 }
 
 /**
- * Hands held jobs back unworked: ready now, the claim's attempt not counted. Only the holder of
- * the current token may hand back; an expired-but-unclaimed lease is still the caller's, and
- * handing it back early is harmless.
+ * Hands held jobs back unworked: ready after the release's delay, the claim's attempt not
+ * counted. Only the holder of the current token may hand back; an expired-but-unclaimed lease is
+ * still the caller's, and handing it back early is harmless.
  */
-export function releaseJobs(ctx: SqliteContext, leases: readonly LeaseRef[]): number {
+export function releaseJobs(ctx: SqliteContext, leases: readonly JobRelease[]): number {
   const now = ctx.clock.now();
   const sql = ctx.sql();
   let released = 0;
   for (const lease of leases) {
     const job = sql.selectJob.get(lease.jobId);
     if (!job || job.state !== 'leased' || job.lease_token !== lease.token) continue;
+    const delayMs = Math.max(0, lease.delayMs ?? 0);
     sql.unleaseJob.run({
       id: job.id,
       state: 'ready',
-      available_at: now,
+      available_at: now + delayMs,
       attempt: Math.max(0, job.attempt - 1),
       last_error: job.last_error,
+      lock_wait_since: lease.lockWait === true ? (job.lock_wait_since ?? now) : null,
     });
     if (job.kind === 'stage') sql.releaseStage.run(job.run_id, job.stage);
-    ctx.wake(job.queue);
+    if (delayMs === 0) ctx.wake(job.queue);
     released += 1;
   }
   return released;

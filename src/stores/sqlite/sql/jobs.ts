@@ -196,13 +196,13 @@ export const DELETE_LEASED_JOB = `
   RETURNING run_id, pipeline, stage, kind, idempotency_key, tenant, trace_id, fence`;
 
 /**
- * In: id, new state (ready | parked | dead), available_at, attempt, last error. The job leaves
- * its lease (or its parked/dead state); every lease field is cleared so no token matches again.
- * dead_slot follows the state (see migration 0001).
+ * In: id, new state (ready | parked | dead), available_at, attempt, last error, lock wait start.
+ * The job leaves its lease (or its parked/dead state); every lease field is cleared so no token
+ * matches again. dead_slot follows the state (see migration 0001).
  */
 export const UNLEASE_JOB = `
   UPDATE jobs SET state = @state, available_at = @available_at, attempt = @attempt, last_error = @last_error,
-    dead_slot = CASE WHEN @state = 'dead' THEN id ELSE '' END,
+    lock_wait_since = @lock_wait_since, dead_slot = CASE WHEN @state = 'dead' THEN id ELSE '' END,
     lease_owner = NULL, lease_token = NULL, fence = NULL, lease_until = NULL, lease_ms = NULL
   WHERE id = @id`;
 
@@ -288,6 +288,7 @@ export interface UnleaseJobParams {
   available_at: number;
   attempt: number;
   last_error: string | null;
+  lock_wait_since: number | null;
 }
 
 /** Values bound by `INSERT_LEDGER`. */
