@@ -32,7 +32,7 @@ test('kiln serve with a wrong type, an unknown stage and a negative duration fai
   assert.equal(result.code, ExitCode.usage);
   const lines = result.stderr.split('\n');
   assert.match(lines[0] ?? '', /^kiln: CONFIG_INVALID: invalid configuration \(3 problems\)/);
-  assert.ok(lines.some((l) => /kiln\.yaml:5 pipelines\.demo\.sleep\.stages\.prepare\.maxAttempts: /.test(l)), result.stderr);
-  assert.ok(lines.some((l) => /kiln\.yaml:6 pipelines\.demo\.sleep\.stages\.procss: .*unknown stage/i.test(l)), result.stderr);
-  assert.ok(lines.some((l) => /kiln\.yaml:9 pipelines\.demo\.sleep\.stages\.finish\.leaseMs: /.test(l)), result.stderr);
+  assert.ok(lines.some((l) => /kiln\.yaml:5:22 pipelines\.demo\.sleep\.stages\.prepare\.maxAttempts: /.test(l)), result.stderr);
+  assert.ok(lines.some((l) => /kiln\.yaml:6:7 pipelines\.demo\.sleep\.stages\.procss: .*unknown stage/i.test(l)), result.stderr);
+  assert.ok(lines.some((l) => /kiln\.yaml:9:18 pipelines\.demo\.sleep\.stages\.finish\.leaseMs: /.test(l)), result.stderr);
 });

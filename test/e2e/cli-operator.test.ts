@@ -75,7 +75,7 @@ test('errors print kiln: <code>: <message> and exit with the code table', { time
   assert.equal(badJson.code, ExitCode.usage);
   assert.match(badJson.stderr, /^kiln: INVALID_JSON: input is not valid JSON/);
   assert.equal(badConfig.code, ExitCode.usage);
-  assert.match(badConfig.stderr, /^kiln: CONFIG_INVALID: .*\n.*bad\.yaml:2 http\.port/);
+  assert.match(badConfig.stderr, /^kiln: CONFIG_INVALID: .*\n.*bad\.yaml:2:9 http\.port/);
   assert.equal(usage.code, ExitCode.usage);
   assert.match(usage.stderr, /option '--status <status>' argument 'bogus' is invalid/);
 });
