@@ -3,24 +3,27 @@
  * commit item recording the outcome, fenced by the lease and group-committed with the other jobs
  * that finish in the same tick. A handler that ignores its signal is abandoned: the executor stops waiting for it at once.
  */
+import { context } from '@opentelemetry/api';
 import { LeaseLostError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Job, JsonValue } from '../core/model.ts';
 import type { StageOutcome } from '../core/observer.ts';
 import type { StageContext } from '../core/pipeline/define-pipeline.ts';
 import { classifyError, decideFailure } from '../core/policy/retry.ts';
-import type { ClaimedJob, CommitResult, FailureDecision, LeaseRef } from '../core/ports/jobs.ts';
+import type { ClaimedJob, CommitItem, CommitResult, FailureDecision, LeaseRef } from '../core/ports/jobs.ts';
 import type { PublicationRequest } from '../core/ports/publications.ts';
 import type { CommitBatcher } from './commit-batcher.ts';
 import { StageAbortError } from './abort-reason.ts';
+import { endAttemptSpan, startAttemptSpan, type AttemptEnd } from './attempt-span.ts';
 import type { HeldJob, LeaseKeeper } from './lease-keeper.ts';
 import { invokeHandler } from './invoke-handler.ts';
 import type { PlannedStage } from './stage-plan.ts';
 import type { ThreadPool } from './thread-pool.ts';
+import { withSpan } from './tracing.ts';
 import type { WorkerDeps } from './worker-deps.ts';
 
 /** What the executor needs: the engine's parts plus its worker's lease keeper, pool and batcher. */
-export interface ExecutorDeps extends Omit<WorkerDeps, 'ids'> {
+export interface ExecutorDeps extends WorkerDeps {
   leases: LeaseKeeper;
   threads: ThreadPool;
   commits: CommitBatcher;
@@ -53,21 +56,24 @@ function whenAborted(signal: AbortSignal): Promise<Settled> {
 }
 
 /**
- * Executes a claimed job and commits its outcome. `held` is the job's lease, held (and renewed)
- * since the claim; the executor releases it when the handler is done, and then calls
- * `handlerDone` so the worker can start its next job while this one's commit is in flight.
- * Never throws.
+ * Executes a claimed job and commits its outcome, inside the attempt's span. `held` is the job's
+ * lease, held (and renewed) since the claim; the executor releases it when the handler is done,
+ * and then calls `handlerDone` so the worker can start its next job while this one's commit is in
+ * flight. Never throws.
  */
 export async function executeJob(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob, handlerDone: () => void): Promise<void> {
   held.onRelease = handlerDone;
+  const attempt = startAttemptSpan(claimed, deps.ids);
+  let end: AttemptEnd = { outcome: 'handed_back' };
   try {
-    await execute(deps, claimed, held);
+    end = await context.with(attempt.context, () => execute(deps, claimed, held, attempt.traceId));
   } finally {
     deps.leases.release(held);
+    endAttemptSpan(attempt.span, end);
   }
 }
 
-async function execute(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob): Promise<void> {
+async function execute(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob, traceId: string | null): Promise<AttemptEnd> {
   const { job } = claimed;
   const stage = deps.plan.byQueue(job.queue);
   const { lease } = held;
@@ -77,31 +83,43 @@ async function execute(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob): 
     stage: job.stage,
     job_id: job.id,
     attempt: job.attempt,
-    trace_id: job.traceId,
+    trace_id: traceId,
     kind: job.kind,
   });
   if (!stage) {
     // Claimed from a queue this worker serves, so this only happens if a definition was removed.
     logger.error('no stage definition for queue; handing the job back');
     await deps.store.jobs.release([lease]);
-    return;
+    return { outcome: 'handed_back' };
   }
   try {
-    if (claimed.exhausted) {
-      await exhausted(deps, stage, claimed, held, logger);
-    } else if (claimed.ledgerOutput !== undefined) {
+    if (claimed.exhausted) return await exhausted(deps, stage, claimed, held, logger);
+    if (claimed.ledgerOutput !== undefined) {
       const item = { type: 'complete', lease, output: claimed.ledgerOutput, durationMs: 0, next: nextSpec(deps, stage, claimed) } as const;
-      const result = await deps.commits.commit(item, leaseDeadline(held, stage));
+      const result = await commit(deps, item, leaseDeadline(held, stage));
       if (result.outcome === 'committed') deps.observer.idempotentSkip(job.pipeline, job.stage);
-      report(deps, stage, claimed, result, 'succeeded', 0);
-    } else {
-      await runAndCommit(deps, stage, claimed, held, logger);
+      return { outcome: report(deps, stage, claimed, result, 'succeeded', 0) };
     }
+    return await runAndCommit(deps, stage, claimed, held, logger);
   } catch (err) {
     // A commit that failed in the store (e.g. STORE_UNAVAILABLE): the lease will expire and the
     // job be redelivered, so nothing is lost; log and move on.
     logger.error({ err }, 'commit failed; the job will be redelivered after its lease expires');
+    return { outcome: 'commit_failed', error: { class: 'transient', code: (err as { code?: string }).code ?? 'COMMIT_FAILED', message: err instanceof Error ? err.message : String(err) } };
   }
+}
+
+/** Commits one item through the batcher, as the attempt's `kiln.commit` span. */
+function commit(deps: ExecutorDeps, item: CommitItem, retryUntil: number): Promise<CommitResult> {
+  return withSpan(
+    'kiln.commit',
+    async (span) => {
+      const result = await deps.commits.commit(item, retryUntil);
+      if (span.isRecording()) span.setAttribute('kiln.commit.outcome', result.outcome);
+      return result;
+    },
+    { attributes: () => ({ 'kiln.commit.type': item.type }) },
+  );
 }
 
 /**
@@ -109,15 +127,15 @@ async function execute(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob): 
  * Its class is `transient`, not `permanent`: the job itself may be fine (a replay after fixing
  * the workers may succeed), so the run is dead-lettered, not failed.
  */
-async function exhausted(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob, held: HeldJob, logger: Logger): Promise<void> {
+async function exhausted(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob, held: HeldJob, logger: Logger): Promise<AttemptEnd> {
   const error = { class: 'transient' as const, code: 'LEASE_EXPIRED', message: `lease expired on all ${claimed.job.maxAttempts} attempts` };
   logger.warn({ error }, 'attempts exhausted by lease expiry; dead-lettering');
   const decision: FailureDecision = { action: 'dead_letter', rollback: rollbackSpec(deps, stage, claimed) };
-  const result = await deps.commits.commit({ type: 'fail', lease: held.lease, error, durationMs: 0, decision }, leaseDeadline(held, stage));
-  report(deps, stage, claimed, result, 'dead_lettered', 0, error.class);
+  const result = await commit(deps, { type: 'fail', lease: held.lease, error, durationMs: 0, decision }, leaseDeadline(held, stage));
+  return { outcome: report(deps, stage, claimed, result, 'dead_lettered', 0, error.class), error };
 }
 
-async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob, held: HeldJob, logger: Logger): Promise<void> {
+async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob, held: HeldJob, logger: Logger): Promise<AttemptEnd> {
   const { job } = claimed;
   const { controller, lease } = held;
   const cancelTimeout = deps.clock.setTimer(
@@ -161,11 +179,14 @@ async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: Cl
     deps.leases.release(held);
   }
   const durationMs = deps.clock.now() - startedAt;
-  if (settled.kind === 'aborted' && !handlerSettled && settled.reason.abortCause === 'timeout') {
-    deps.observer.handlerAbandoned(job.pipeline, job.stage);
-    logger.warn({ timeoutMs: stage.policy.timeoutMs }, 'handler ignored its timeout; abandoned');
+  if (settled.kind === 'aborted' && settled.reason.abortCause === 'timeout') {
+    deps.observer.stageTimedOut(job.pipeline, job.stage);
+    if (!handlerSettled) {
+      deps.observer.handlerAbandoned(job.pipeline, job.stage);
+      logger.warn({ timeoutMs: stage.policy.timeoutMs }, 'handler ignored its timeout; abandoned');
+    }
   }
-  await commitSettled(deps, stage, claimed, { lease, retryUntil: leaseDeadline(held, stage) }, logger, settled, durationMs);
+  return commitSettled(deps, stage, claimed, { lease, retryUntil: leaseDeadline(held, stage) }, logger, settled, durationMs);
 }
 
 async function commitSettled(
@@ -176,31 +197,37 @@ async function commitSettled(
   logger: Logger,
   settled: Settled,
   durationMs: number,
-): Promise<void> {
+): Promise<AttemptEnd> {
+  const pipeline = stage.pipeline.name;
   if (settled.kind === 'ok') {
     const item = { type: 'complete', lease, output: settled.output, durationMs, next: nextSpec(deps, stage, claimed) } as const;
     deps.beforeCommit?.(claimed.job);
-    const result = await deps.commits.commit(settled.publish.length > 0 ? { ...item, publish: settled.publish } : item, retryUntil);
-    report(deps, stage, claimed, result, 'succeeded', durationMs);
-    if (result.outcome === 'committed' && result.publicationsRefused) deps.observer.duplicatePublishPrevented(stage.pipeline.name, result.publicationsRefused);
-    if (result.outcome === 'committed') logger.debug({ durationMs }, 'stage succeeded');
-    else logger.warn({ durationMs, outcome: result.outcome }, 'commit refused; result discarded');
-    return;
+    const result = await commit(deps, settled.publish.length > 0 ? { ...item, publish: settled.publish } : item, retryUntil);
+    const outcome = report(deps, stage, claimed, result, 'succeeded', durationMs);
+    if (result.outcome === 'committed') {
+      if (settled.publish.length > 0) deps.observer.publicationsRequested(pipeline, settled.publish.map((p) => p.profile));
+      if (result.publicationsRefused) deps.observer.duplicatePublishPrevented(pipeline, result.publicationsRefused);
+      logger.debug({ durationMs }, 'stage succeeded');
+    } else {
+      logger.warn({ durationMs, outcome: result.outcome }, 'commit refused; result discarded');
+    }
+    return { outcome };
   }
   if (settled.kind === 'aborted' && settled.reason.abortCause !== 'timeout') {
     // Lease lost, run cancelled or worker shutting down: someone else owns the job now (or the
     // worker hands it back in stop()), so nothing is committed from here.
     const outcome = settled.reason.abortCause === 'cancelled' ? 'cancelled' : 'lease_lost';
-    if (settled.reason.abortCause !== 'shutdown') report(deps, stage, claimed, { outcome }, 'succeeded', durationMs);
     logger.info({ reason: settled.reason.abortCause }, 'handler aborted; result discarded');
-    return;
+    if (settled.reason.abortCause === 'shutdown') return { outcome: 'handed_back' };
+    return { outcome: report(deps, stage, claimed, { outcome }, 'succeeded', durationMs) };
   }
   const error = classifyError(settled.kind === 'aborted' ? settled.reason : settled.error);
   const decision = decideFailure({ error, attempt: claimed.job.attempt, policy: stage.policy, rollback: rollbackSpec(deps, stage, claimed), random: deps.random });
   const { retryAfterMs: _ignored, ...record } = error;
-  const result = await deps.commits.commit({ type: 'fail', lease, error: record, durationMs, decision }, retryUntil);
-  report(deps, stage, claimed, result, OUTCOME_BY_DECISION[decision.action], durationMs, error.class);
+  const result = await commit(deps, { type: 'fail', lease, error: record, durationMs, decision }, retryUntil);
+  const outcome = report(deps, stage, claimed, result, OUTCOME_BY_DECISION[decision.action], durationMs, error.class);
   logger.warn({ error: record, decision, outcome: result.outcome }, 'stage attempt failed');
+  return { outcome, error: record };
 }
 
 /**
@@ -224,7 +251,7 @@ function rollbackSpec(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJ
   return deps.plan.rollbackBefore(stage.pipeline.name, stage.index);
 }
 
-/** Counts the execution and any run status change. */
+/** Counts the execution and any run status change; returns the execution's outcome. */
 function report(
   deps: ExecutorDeps,
   stage: PlannedStage,
@@ -233,18 +260,27 @@ function report(
   outcomeIfCommitted: StageOutcome,
   durationMs: number,
   errorClass?: 'transient' | 'intervention' | 'permanent',
-): void {
-  const outcome: StageOutcome = result.outcome === 'committed' ? outcomeIfCommitted : result.outcome;
+): StageOutcome {
+  const { job, run } = claimed;
+  const pipeline = stage.pipeline.name;
+  const committed = result.outcome === 'committed';
+  const outcome: StageOutcome = committed ? outcomeIfCommitted : result.outcome;
+  const now = deps.clock.now();
   deps.observer.stageExecuted({
-    pipeline: stage.pipeline.name,
+    pipeline,
     stage: stage.definition.name,
     outcome,
     durationMs,
-    rollback: claimed.job.kind === 'rollback',
+    rollback: job.kind === 'rollback',
+    attempt: job.attempt,
+    // Store time (enqueue) against this host's time: clamped, as hosts may disagree slightly.
+    ...(committed ? { sinceEnqueuedMs: Math.max(0, now - job.enqueuedAt) } : {}),
     ...(errorClass ? { errorClass } : {}),
   });
-  if (result.outcome === 'committed' && result.runStatus !== 'running') {
-    deps.observer.runStatus(stage.pipeline.name, result.runStatus);
-    deps.runEnded?.({ runId: claimed.job.runId, pipeline: stage.pipeline.name, status: result.runStatus });
+  if (committed && result.runStatus !== 'running') {
+    deps.observer.runStatus(pipeline, result.runStatus, run.tenant);
+    if (result.runStatus !== 'parked') deps.observer.runFinished(pipeline, result.runStatus, Math.max(0, now - run.createdAt));
+    deps.runEnded?.({ runId: job.runId, pipeline, status: result.runStatus });
   }
+  return outcome;
 }

@@ -6,6 +6,7 @@
 import type { Clock, CancelTimer } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import type { JsonValue } from '../core/model.ts';
+import type { EngineObserver } from '../core/observer.ts';
 import type { LeaseRef, LeaseRenewal } from '../core/ports/jobs.ts';
 import type { Store } from '../core/ports/store.ts';
 import { StageAbortError } from './abort-reason.ts';
@@ -13,6 +14,8 @@ import { StageAbortError } from './abort-reason.ts';
 /** A job this worker holds. */
 export interface HeldJob {
   lease: LeaseRef;
+  /** The job's queue (heartbeat losses are counted per queue). */
+  queue: string;
   heartbeatMs: number;
   controller: AbortController;
   lastRenewAt: number;
@@ -23,7 +26,7 @@ export interface HeldJob {
 
 /** Heartbeats for held jobs. */
 export interface LeaseKeeper {
-  hold(lease: LeaseRef, heartbeatMs: number, controller: AbortController): HeldJob;
+  hold(lease: LeaseRef, queue: string, heartbeatMs: number, controller: AbortController): HeldJob;
   release(held: HeldJob): void;
   /** Renews one lease now (ctx.heartbeat()). */
   renewNow(held: HeldJob): Promise<'renewed' | 'lost' | 'cancelled'>;
@@ -34,8 +37,8 @@ export interface LeaseKeeper {
 }
 
 /** Creates a lease keeper ticking every `tickMs`. */
-export function createLeaseKeeper(options: { store: Store; clock: Clock; logger: Logger; tickMs: number }): LeaseKeeper {
-  const { store, clock, logger } = options;
+export function createLeaseKeeper(options: { store: Store; clock: Clock; logger: Logger; observer: EngineObserver; tickMs: number }): LeaseKeeper {
+  const { store, clock, logger, observer } = options;
   const held = new Set<HeldJob>();
   let timer: CancelTimer | undefined;
   let stopped = false;
@@ -45,6 +48,7 @@ export function createLeaseKeeper(options: { store: Store; clock: Clock; logger:
       job.lastRenewAt = clock.now();
       return;
     }
+    if (status === 'lost') observer.heartbeatLost(job.queue);
     const reason =
       status === 'cancelled'
         ? new StageAbortError('cancelled', 'the run was cancelled or superseded')
@@ -81,8 +85,8 @@ export function createLeaseKeeper(options: { store: Store; clock: Clock; logger:
   };
 
   return {
-    hold(lease, heartbeatMs, controller) {
-      const job: HeldJob = { lease, heartbeatMs, controller, lastRenewAt: clock.now(), progress: undefined };
+    hold(lease, queue, heartbeatMs, controller) {
+      const job: HeldJob = { lease, queue, heartbeatMs, controller, lastRenewAt: clock.now(), progress: undefined };
       held.add(job);
       schedule();
       return job;

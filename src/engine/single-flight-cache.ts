@@ -17,6 +17,7 @@ import { CacheRequestResult, type EngineObserver } from '../core/observer.ts';
 import { classifyError } from '../core/policy/retry.ts';
 import type { CacheEntry } from '../core/ports/cache.ts';
 import type { Store } from '../core/ports/store.ts';
+import { withSpan } from './tracing.ts';
 
 /** What the cache needs from the engine. */
 export interface SingleFlightCacheDeps {
@@ -151,49 +152,61 @@ export function createSingleFlightCache(deps: SingleFlightCacheDeps): SingleFlig
     }
   };
 
-  return {
-    async getOrBuild<T extends JsonValue>(options: CacheKeyOptions, build: (ctx: CacheBuildContext) => Promise<T>): Promise<CacheLookup<T>> {
-      const o = resolveOptions(options);
-      const deadline = deps.clock.now() + o.waitTimeoutMs;
-      let waited = false;
-      for (;;) {
-        const token = deps.ids.token();
-        const acquired = await deps.store.cache.acquire({ cache: o.cache, key: o.key, owner: deps.owner, token, leaseMs: o.leaseMs });
-        const count = (result: CacheRequestResult): void => deps.observer.cacheRequest(o.cache, result);
-        switch (acquired.state) {
-          case 'hit': {
-            // A value that appeared while this caller waited is another caller's build.
-            const result = waited ? CacheRequestResult.wait : CacheRequestResult.hit;
-            count(result);
-            return { value: acquired.entry.value as T, result };
+  /** One lookup (see `SingleFlightCache.getOrBuild`). */
+  const lookup = async <T extends JsonValue>(options: CacheKeyOptions, build: (ctx: CacheBuildContext) => Promise<T>): Promise<CacheLookup<T>> => {
+    const o = resolveOptions(options);
+    const deadline = deps.clock.now() + o.waitTimeoutMs;
+    let waited = false;
+    for (;;) {
+      const token = deps.ids.token();
+      const acquired = await deps.store.cache.acquire({ cache: o.cache, key: o.key, owner: deps.owner, token, leaseMs: o.leaseMs });
+      const count = (result: CacheRequestResult): void => deps.observer.cacheRequest(o.cache, result);
+      switch (acquired.state) {
+        case 'hit': {
+          // A value that appeared while this caller waited is another caller's build.
+          const result = waited ? CacheRequestResult.wait : CacheRequestResult.hit;
+          count(result);
+          return { value: acquired.entry.value as T, result };
+        }
+        case 'negative':
+          count(CacheRequestResult.negative);
+          throw negativeError(acquired.entry);
+        case 'stale':
+          count(CacheRequestResult.stale);
+          // The revalidation runs detached: this caller is served the stale value now.
+          if (acquired.revalidate) void runBuild(o, acquired.entry, token, build).catch(() => undefined);
+          return { value: acquired.entry.value as T, result: CacheRequestResult.stale };
+        case 'build': {
+          count(CacheRequestResult.miss);
+          const value = await runBuild(o, acquired.entry, token, build);
+          return { value, result: CacheRequestResult.miss };
+        }
+        case 'building': {
+          const entry = await waitForBuild(o, deadline);
+          waited = true;
+          if (entry?.status === 'ready') {
+            count(CacheRequestResult.wait);
+            return { value: entry.value as T, result: CacheRequestResult.wait };
           }
-          case 'negative':
+          if (entry?.status === 'failed') {
             count(CacheRequestResult.negative);
-            throw negativeError(acquired.entry);
-          case 'stale':
-            count(CacheRequestResult.stale);
-            // The revalidation runs detached: this caller is served the stale value now.
-            if (acquired.revalidate) void runBuild(o, acquired.entry, token, build).catch(() => undefined);
-            return { value: acquired.entry.value as T, result: CacheRequestResult.stale };
-          case 'build': {
-            count(CacheRequestResult.miss);
-            const value = await runBuild(o, acquired.entry, token, build);
-            return { value, result: CacheRequestResult.miss };
-          }
-          case 'building': {
-            const entry = await waitForBuild(o, deadline);
-            waited = true;
-            if (entry?.status === 'ready') {
-              count(CacheRequestResult.wait);
-              return { value: entry.value as T, result: CacheRequestResult.wait };
-            }
-            if (entry?.status === 'failed') {
-              count(CacheRequestResult.negative);
-              throw negativeError(entry);
-            }
+            throw negativeError(entry);
           }
         }
       }
-    },
+    }
+  };
+
+  return {
+    getOrBuild: (options, build) =>
+      withSpan(
+        'kiln.cache',
+        async (span) => {
+          const found = await lookup(options, build);
+          if (span.isRecording()) span.setAttribute('kiln.cache.result', found.result);
+          return found;
+        },
+        { attributes: () => ({ 'kiln.cache.name': options.cache, 'kiln.cache.key': options.key }) },
+      ),
   };
 }

@@ -14,6 +14,7 @@ import { jobRoutes } from './routes/jobs.ts';
 import { metricsRoutes, type MetricsSource } from './routes/metrics.ts';
 import { queueRoutes } from './routes/queues.ts';
 import { runRoutes } from './routes/runs.ts';
+import { installRequestTracing } from './tracing.ts';
 import { typeboxValidatorCompiler } from './typebox-validator.ts';
 
 /** Largest accepted request body unless configured (`http.bodyLimitBytes`). */
@@ -70,7 +71,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(typeboxValidatorCompiler);
   installErrorEnvelope(app);
-  // Before any route: the hook wraps only routes registered after it.
+  // Before any route: these hooks wrap only routes registered after them.
+  installRequestTracing(app);
   installRequestDeadline(app, deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
 
   // multipart/form-data for pipelines' upload routes (`request.file()`); file size limits are per route.

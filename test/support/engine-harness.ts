@@ -25,11 +25,38 @@ export interface Recorded {
   cacheRequests: string[];
   cacheBuilds: string[];
   publishPrevented: number;
+  /** `<pipeline>:<status>:<ms>` per finished run. */
+  runsFinished: string[];
+  dedupHits: number;
+  /** Claims per queue. */
+  claimed: Record<string, number>;
+  timeouts: string[];
+  heartbeatLosses: string[];
+  artifactWriteFailures: number;
+  /** `<pipeline>:<profile>` per requested publication. */
+  publicationsRequested: string[];
 }
 
 /** An observer that records into {@link Recorded}. */
 export function createRecorder(): { observer: EngineObserver; recorded: Recorded } {
-  const recorded: Recorded = { executions: [], skips: [], redeliveries: {}, runStatuses: [], abandoned: [], orphanedTemps: 0, cacheRequests: [], cacheBuilds: [], publishPrevented: 0 };
+  const recorded: Recorded = {
+    executions: [],
+    skips: [],
+    redeliveries: {},
+    runStatuses: [],
+    abandoned: [],
+    orphanedTemps: 0,
+    cacheRequests: [],
+    cacheBuilds: [],
+    publishPrevented: 0,
+    runsFinished: [],
+    dedupHits: 0,
+    claimed: {},
+    timeouts: [],
+    heartbeatLosses: [],
+    artifactWriteFailures: 0,
+    publicationsRequested: [],
+  };
   const observer: EngineObserver = {
     stageExecuted: (e) => recorded.executions.push(e),
     idempotentSkip: (p, s) => recorded.skips.push(`${p}.${s}`),
@@ -40,6 +67,13 @@ export function createRecorder(): { observer: EngineObserver; recorded: Recorded
     cacheRequest: (cache, result) => recorded.cacheRequests.push(`${cache}:${result}`),
     cacheBuild: (cache) => recorded.cacheBuilds.push(cache),
     duplicatePublishPrevented: (_pipeline, n) => (recorded.publishPrevented += n),
+    runFinished: (pipeline, status, ms) => recorded.runsFinished.push(`${pipeline}:${status}:${ms}`),
+    submitDeduplicated: (_pipeline, n) => (recorded.dedupHits += n),
+    jobsClaimed: (q, n) => (recorded.claimed[q] = (recorded.claimed[q] ?? 0) + n),
+    stageTimedOut: (p, s) => recorded.timeouts.push(`${p}.${s}`),
+    heartbeatLost: (q) => recorded.heartbeatLosses.push(q),
+    artifactWriteFailed: () => (recorded.artifactWriteFailures += 1),
+    publicationsRequested: (p, profiles) => recorded.publicationsRequested.push(...profiles.map((profile) => `${p}:${profile}`)),
   };
   return { observer, recorded };
 }

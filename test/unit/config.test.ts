@@ -95,7 +95,7 @@ describe('loadConfig', () => {
     assert.deepEqual(config.artifacts, { root: join(dir, 'kiln-data/artifacts') });
     assert.deepEqual(config.http, { host: '127.0.0.1', port: 8080, bodyLimitBytes: 65_536, requestTimeoutMs: 10_000 });
     assert.deepEqual(config.worker, { pollMs: 250, reapMs: 1_000, shutdownGraceMs: 10_000, tempGraceMs: 3_600_000, artifactGraceMs: 3_600_000 });
-    assert.deepEqual(config.log, { level: 'info' });
+    assert.deepEqual(config.log, { level: 'info', format: 'auto' });
     assert.deepEqual(config.policies, {});
     assert.ok(Object.isFrozen(config) && Object.isFrozen(config.http) && Object.isFrozen(config.policies));
     assert.throws(() => {
@@ -116,6 +116,15 @@ describe('loadConfig', () => {
       [withFlags.http.port, withFlags.http.host, withFlags.log.level, withFlags.store],
       [8083, 'flag-host', 'error', { kind: 'sqlite', path: join(dir, 'flag.db') }],
     );
+  });
+
+  test('log.format comes from the file, KILN_LOG_FORMAT or --log-format, and only json, pretty or auto pass', () => {
+    writeYaml('log: { format: json }\n');
+    assert.equal(load().log.format, 'json');
+    assert.equal(load({ env: { KILN_LOG_FORMAT: 'pretty' } }).log.format, 'pretty');
+    assert.equal(load({ env: { KILN_LOG_FORMAT: 'pretty' }, flags: { logFormat: 'auto' } }).log.format, 'auto');
+    const issues = issuesOf(() => load({ env: { KILN_LOG_FORMAT: 'fancy' } }));
+    assert.ok(issues.some((i) => i.path === 'KILN_LOG_FORMAT' || i.path === 'log.format'), JSON.stringify(issues));
   });
 
   test('KILN_-prefixed variables win over the generic HOST and PORT, and empty values count as unset', () => {
