@@ -105,7 +105,8 @@ async function execute(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob, t
     // A commit that failed in the store (e.g. STORE_UNAVAILABLE): the lease will expire and the
     // job be redelivered, so nothing is lost; log and move on.
     logger.error({ err }, 'commit failed; the job will be redelivered after its lease expires');
-    return { outcome: 'commit_failed', error: { class: 'transient', code: (err as { code?: string }).code ?? 'COMMIT_FAILED', message: err instanceof Error ? err.message : String(err) } };
+    const { retryAfterMs: _ignored, ...error } = classifyError(err);
+    return { outcome: 'commit_failed', error };
   }
 }
 
@@ -179,9 +180,10 @@ async function runAndCommit(deps: ExecutorDeps, stage: PlannedStage, claimed: Cl
     deps.leases.release(held);
   }
   const durationMs = deps.clock.now() - startedAt;
-  if (settled.kind === 'aborted' && settled.reason.abortCause === 'timeout') {
+  // The timeout fired, whether the handler then rejected with its reason or ignored it.
+  if (settled.kind !== 'ok' && (controller.signal.reason as StageAbortError | undefined)?.abortCause === 'timeout') {
     deps.observer.stageTimedOut(job.pipeline, job.stage);
-    if (!handlerSettled) {
+    if (settled.kind === 'aborted' && !handlerSettled) {
       deps.observer.handlerAbandoned(job.pipeline, job.stage);
       logger.warn({ timeoutMs: stage.policy.timeoutMs }, 'handler ignored its timeout; abandoned');
     }

@@ -127,120 +127,101 @@ function declarePipeline(m: RunMetrics, pipeline: string): void {
   for (const counter of [m.dedupHits, m.publishPrevented]) counter.inc({ pipeline }, 0);
 }
 
+/** Metric constructors bound to one registry. */
+function metricsOn(registry: Registry) {
+  const registers = [registry];
+  return {
+    counter: <L extends string>(name: string, help: string, labelNames: readonly L[] = []) => new Counter<L>({ name, help, labelNames, registers }),
+    histogram: <L extends string>(name: string, help: string, labelNames: readonly L[], buckets: readonly number[]) =>
+      new Histogram<L>({ name, help, labelNames, buckets: [...buckets], registers }),
+  };
+}
+
+const STAGE_LABELS = ['pipeline', 'stage'] as const;
+
 /** Per stage: executions, durations, latency, attempts, retries and the rarer events. */
 function createStageMetrics(registry: Registry) {
-  const registers = [registry];
-  const perStage = (name: string, help: string) => new Counter({ name, help, labelNames: ['pipeline', 'stage'] as const, registers });
+  const { counter, histogram } = metricsOn(registry);
   return {
-    executions: new Counter({
-      name: 'kiln_stage_executions_total',
-      help: 'Stage executions by how they ended (succeeded, retried, dead_lettered, failed, parked, lease_lost, cancelled); rollbacks use stage "<stage>:rollback".',
-      labelNames: ['pipeline', 'stage', 'outcome'] as const,
-      registers,
-    }),
-    duration: new Histogram({
-      name: 'kiln_stage_duration_seconds',
-      help: 'Wall time of stage handler executions, whatever their outcome.',
-      labelNames: ['pipeline', 'stage'] as const,
-      buckets: [...STAGE_DURATION_BUCKETS_SECONDS],
-      registers,
-    }),
-    latency: new Histogram({
-      name: 'kiln_stage_latency_seconds',
-      help: 'Enqueue-to-done time of stages that succeeded: from their job entering the queue to its commit, queue waits, backoffs and failed attempts included.',
-      labelNames: ['pipeline', 'stage'] as const,
-      buckets: [...STAGE_LATENCY_BUCKETS_SECONDS],
-      registers,
-    }),
-    attempts: new Histogram({
-      name: 'kiln_stage_attempts_before_success',
-      help: 'Attempts a stage took to succeed (1 when its first attempt did; redeliveries count as attempts).',
-      labelNames: ['pipeline', 'stage'] as const,
-      buckets: [...ATTEMPT_BUCKETS],
-      registers,
-    }),
-    retries: new Counter({
-      name: 'kiln_stage_retries_total',
-      help: 'Failed stage attempts scheduled for a retry, by error class (transient, intervention).',
-      labelNames: ['pipeline', 'stage', 'error_class'] as const,
-      registers,
-    }),
-    skips: perStage('kiln_idempotent_skips_total', 'Jobs acknowledged without running the handler because their idempotency key was already in the ledger.'),
-    abandoned: perStage('kiln_handlers_abandoned_total', 'Handlers that ignored their abort signal after a timeout and were abandoned still running.'),
-    timeouts: perStage('kiln_stage_timeouts_total', 'Stage attempts aborted because they ran past the stage timeout (timeoutMs).'),
-    rollbackFailures: perStage('kiln_rollback_failures_total', 'Rollbacks (compensations) of a stage that failed for good (attempts ran out or a permanent error); the chain of compensations stops there.'),
+    executions: counter(
+      'kiln_stage_executions_total',
+      'Stage executions by how they ended (succeeded, retried, dead_lettered, failed, parked, lease_lost, cancelled); rollbacks use stage "<stage>:rollback".',
+      ['pipeline', 'stage', 'outcome'],
+    ),
+    duration: histogram('kiln_stage_duration_seconds', 'Wall time of stage handler executions, whatever their outcome.', STAGE_LABELS, STAGE_DURATION_BUCKETS_SECONDS),
+    latency: histogram(
+      'kiln_stage_latency_seconds',
+      'Enqueue-to-done time of stages that succeeded: from their job entering the queue to its commit, queue waits, backoffs and failed attempts included.',
+      STAGE_LABELS,
+      STAGE_LATENCY_BUCKETS_SECONDS,
+    ),
+    attempts: histogram(
+      'kiln_stage_attempts_before_success',
+      'Attempts a stage took to succeed (1 when its first attempt did; redeliveries count as attempts).',
+      STAGE_LABELS,
+      ATTEMPT_BUCKETS,
+    ),
+    retries: counter('kiln_stage_retries_total', 'Failed stage attempts scheduled for a retry, by error class (transient, intervention).', ['pipeline', 'stage', 'error_class']),
+    skips: counter('kiln_idempotent_skips_total', 'Jobs acknowledged without running the handler because their idempotency key was already in the ledger.', STAGE_LABELS),
+    abandoned: counter('kiln_handlers_abandoned_total', 'Handlers that ignored their abort signal after a timeout and were abandoned still running.', STAGE_LABELS),
+    timeouts: counter('kiln_stage_timeouts_total', 'Stage attempts aborted because they ran past the stage timeout (timeoutMs).', STAGE_LABELS),
+    rollbackFailures: counter(
+      'kiln_rollback_failures_total',
+      'Rollbacks (compensations) of a stage that failed for good (attempts ran out or a permanent error); the chain of compensations stops there.',
+      STAGE_LABELS,
+    ),
   };
 }
 
 /** Per queue: claims, acknowledgements, redeliveries and heartbeat losses. */
 function createQueueMetrics(registry: Registry) {
-  const registers = [registry];
-  const perQueue = (name: string, help: string) => new Counter({ name, help, labelNames: ['queue'] as const, registers });
+  const { counter } = metricsOn(registry);
+  const labels = ['queue'] as const;
   return {
-    claimed: perQueue('kiln_jobs_claimed_total', 'Jobs claimed by workers of this process (redeliveries included).'),
-    acked: perQueue('kiln_jobs_acked_total', 'Job attempts whose outcome the store committed (succeeded, retried, parked, dead-lettered or failed); refused commits are not acknowledgements.'),
-    redeliveries: perQueue('kiln_redeliveries_total', 'Jobs handed out again after their lease expired (a worker crashed or stalled).'),
-    heartbeatLosses: perQueue('kiln_heartbeat_losses_total', 'Heartbeats that found their lease lost (expired and taken over): the handler was aborted.'),
+    claimed: counter('kiln_jobs_claimed_total', 'Jobs claimed by workers of this process (redeliveries included).', labels),
+    acked: counter(
+      'kiln_jobs_acked_total',
+      'Job attempts whose outcome the store committed (succeeded, retried, parked, dead-lettered or failed); refused commits are not acknowledgements.',
+      labels,
+    ),
+    redeliveries: counter('kiln_redeliveries_total', 'Jobs handed out again after their lease expired (a worker crashed or stalled).', labels),
+    heartbeatLosses: counter('kiln_heartbeat_losses_total', 'Heartbeats that found their lease lost (expired and taken over): the handler was aborted.', labels),
   };
 }
 
 /** Per pipeline: runs, their duration, submissions, publications, caches and artifacts. */
 function createRunMetrics(registry: Registry) {
-  const registers = [registry];
+  const { counter, histogram } = metricsOn(registry);
   return {
-    runs: new Counter({
-      name: 'kiln_runs_total',
-      help: `Runs reaching each status (submitted runs count as queued), by tenant (empty for none; the first ${MAX_TENANT_LABELS} tenants a process sees, later ones as "other").`,
-      labelNames: ['pipeline', 'status', 'tenant'] as const,
-      registers,
-    }),
-    duration: new Histogram({
-      name: 'kiln_run_duration_seconds',
-      help: 'Time from submission to the end of runs that left running (succeeded, failed, dead_lettered, cancelled), by that status.',
-      labelNames: ['pipeline', 'status'] as const,
-      buckets: [...RUN_DURATION_BUCKETS_SECONDS],
-      registers,
-    }),
-    dedupHits: new Counter({
-      name: 'kiln_submit_dedup_hits_total',
-      help: 'Submissions answered with the run that already held their idempotency key (no new run).',
-      labelNames: ['pipeline'] as const,
-      registers,
-    }),
-    publishRequests: new Counter({
-      name: 'kiln_publish_requests_total',
-      help: `Publications requested by committed stages, by render profile (the first ${MAX_PROFILE_LABELS} profiles, later ones as "other"); refusals are included (see kiln_duplicate_publish_prevented_total).`,
-      labelNames: ['pipeline', 'profile'] as const,
-      registers,
-    }),
-    publishPrevented: new Counter({
-      name: 'kiln_duplicate_publish_prevented_total',
-      help: 'Publications refused by compare-and-set because a same-or-newer one was already in place.',
-      labelNames: ['pipeline'] as const,
-      registers,
-    }),
-    artifactFailures: new Counter({
-      name: 'kiln_artifact_commit_failures_total',
-      help: 'Artifact writes (temp file, fsync, rename) that failed; oversized or invalid writes the store refused are not counted.',
-      registers,
-    }),
-    orphanedTemps: new Counter({
-      name: 'kiln_orphaned_temps_collected_total',
-      help: 'Temp files left by crashed writers that the reaper removed after the grace period.',
-      registers,
-    }),
-    cacheRequests: new Counter({
-      name: 'kiln_cache_requests_total',
-      help: "Single-flight cache lookups by result: hit, miss (this caller built), stale (served while revalidating), negative (cached permanent failure), wait (got another caller's build).",
-      labelNames: ['cache', 'result'] as const,
-      registers,
-    }),
-    cacheBuilds: new Counter({
-      name: 'kiln_cache_builds_total',
-      help: 'Cache builds started (a caller took the builder lease), revalidations included.',
-      labelNames: ['cache'] as const,
-      registers,
-    }),
+    runs: counter(
+      'kiln_runs_total',
+      `Runs reaching each status (submitted runs count as queued), by tenant (empty for none; the first ${MAX_TENANT_LABELS} tenants a process sees, later ones as "other").`,
+      ['pipeline', 'status', 'tenant'],
+    ),
+    duration: histogram(
+      'kiln_run_duration_seconds',
+      'Time from submission to the end of runs that left running (succeeded, failed, dead_lettered, cancelled), by that status.',
+      ['pipeline', 'status'],
+      RUN_DURATION_BUCKETS_SECONDS,
+    ),
+    dedupHits: counter('kiln_submit_dedup_hits_total', 'Submissions answered with the run that already held their idempotency key (no new run).', ['pipeline']),
+    publishRequests: counter(
+      'kiln_publish_requests_total',
+      `Publications requested by committed stages, by render profile (the first ${MAX_PROFILE_LABELS} profiles, later ones as "other"); refusals are included (see kiln_duplicate_publish_prevented_total).`,
+      ['pipeline', 'profile'],
+    ),
+    publishPrevented: counter('kiln_duplicate_publish_prevented_total', 'Publications refused by compare-and-set because a same-or-newer one was already in place.', ['pipeline']),
+    artifactFailures: counter(
+      'kiln_artifact_commit_failures_total',
+      'Artifact writes (temp file, fsync, rename) that failed; oversized or invalid writes the store refused are not counted.',
+    ),
+    orphanedTemps: counter('kiln_orphaned_temps_collected_total', 'Temp files left by crashed writers that the reaper removed after the grace period.'),
+    cacheRequests: counter(
+      'kiln_cache_requests_total',
+      "Single-flight cache lookups by result: hit, miss (this caller built), stale (served while revalidating), negative (cached permanent failure), wait (got another caller's build).",
+      ['cache', 'result'],
+    ),
+    cacheBuilds: counter('kiln_cache_builds_total', 'Cache builds started (a caller took the builder lease), revalidations included.', ['cache']),
   };
 }
 

@@ -6,23 +6,18 @@
  * Without an SDK the run still stores the client's trace, and a response always names one.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
 import type { FastifyInstance } from 'fastify';
-import { createFsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts';
 import { StageFailure } from '../../src/core/errors.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { definePipeline } from '../../src/core/pipeline/define-pipeline.ts';
-import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln } from '../../src/engine/kiln-types.ts';
-import { buildApp } from '../../src/http/build-app.ts';
-import { createMetrics } from '../../src/observe/metrics.ts';
 import { startTracing } from '../../src/observe/tracing.ts';
 import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
+import { openHttpHarness } from './http-harness.ts';
 
 const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN = '00f067aa0ba902b7';
@@ -55,26 +50,11 @@ interface Rig {
   close(): Promise<void>;
 }
 
-/** The API and a worker over one SQLite store in a temp dir. */
+/** The API and a started worker over one SQLite store in a temp dir. */
 async function openRig(): Promise<Rig> {
-  const dir = await mkdtemp(join(tmpdir(), 'kiln-tracing-'));
-  const store = createSqliteStore({ path: join(dir, 'kiln.db') });
-  await store.migrate();
-  const metrics = createMetrics();
-  const kiln = createKiln({ store, artifacts: createFsArtifactStore({ root: join(dir, 'artifacts') }), pipelines: [flaky], observer: metrics.observer });
-  const app = buildApp({ kiln, metrics });
-  const worker = kiln.createWorker({ workerId: 'trace-worker', pollMs: 5 });
-  worker.start();
-  return {
-    app,
-    kiln,
-    async close() {
-      await worker.stop(1_000);
-      await app.close();
-      await store.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+  const h = await openHttpHarness((dir) => createSqliteStore({ path: join(dir, 'kiln.db') }), { pipelines: [flaky] });
+  h.worker.start();
+  return h;
 }
 
 async function submitRun(app: FastifyInstance, headers: Record<string, string>): Promise<{ runId: string; traceparent: string }> {
