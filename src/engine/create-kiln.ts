@@ -111,7 +111,7 @@ export function createKiln(options: KilnOptions): Kiln {
             }
             throw err;
           }
-          const { traceparent: _header, ...rest } = options;
+          const { traceparent: _header, traceId: _id, ...rest } = options;
           return { pipeline: pipelineName, pipelineVersion: pipeline.version, input, inputChecksum: contentHash(input), stages: stageNames, firstJob: first.job, ...rest, ...tracing.ofItem(index, span) };
         });
         const results = await store.jobs.submit(requests);

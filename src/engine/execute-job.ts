@@ -19,7 +19,7 @@ import type { HeldJob, LeaseKeeper } from './lease-keeper.ts';
 import { invokeHandler } from './invoke-handler.ts';
 import type { PlannedStage } from './stage-plan.ts';
 import type { ThreadPool } from './thread-pool.ts';
-import { withSpan } from './tracing.ts';
+import { tracingEnabled, withSpan } from './tracing.ts';
 import type { WorkerDeps } from './worker-deps.ts';
 
 /** What the executor needs: the engine's parts plus its worker's lease keeper, pool and batcher. */
@@ -63,6 +63,14 @@ function whenAborted(signal: AbortSignal): Promise<Settled> {
  */
 export async function executeJob(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob, handlerDone: () => void): Promise<void> {
   held.onRelease = handlerDone;
+  if (!tracingEnabled()) {
+    try {
+      await execute(deps, claimed, held, claimed.job.traceId);
+    } finally {
+      deps.leases.release(held);
+    }
+    return;
+  }
   const attempt = startAttemptSpan(claimed, deps.ids);
   let end: AttemptEnd = { outcome: 'handed_back' };
   try {
@@ -112,6 +120,8 @@ async function execute(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob, t
 
 /** Commits one item through the batcher, as the attempt's `kiln.commit` span. */
 function commit(deps: ExecutorDeps, item: CommitItem, retryUntil: number): Promise<CommitResult> {
+  // The hot path: no SDK, no span, not even a wrapper.
+  if (!tracingEnabled()) return deps.commits.commit(item, retryUntil);
   return withSpan(
     'kiln.commit',
     async (span) => {

@@ -8,9 +8,11 @@
  */
 import {
   context,
+  INVALID_SPAN_CONTEXT,
   isSpanContextValid,
   isValidSpanId,
   isValidTraceId,
+  ProxyTracerProvider,
   ROOT_CONTEXT,
   SpanStatusCode,
   trace,
@@ -30,6 +32,21 @@ import type { Run } from '../core/model.ts';
 export const TRACER_NAME = 'kiln';
 
 let cached: { provider: TracerProvider; tracer: Tracer } | undefined;
+/** What a `ProxyTracerProvider` delegates to while no SDK is registered (the API's no-op provider). */
+let noopDelegate: TracerProvider | undefined;
+/** The span handed to `withSpan` callbacks while no SDK is registered. */
+let nonRecording: Span | undefined;
+
+/**
+ * True once an OpenTelemetry SDK is registered. Until then every span would be the API's no-op,
+ * so kiln skips them altogether: the job path then costs nothing for tracing but this check.
+ */
+export function tracingEnabled(): boolean {
+  const provider = trace.getTracerProvider();
+  if (!(provider instanceof ProxyTracerProvider)) return true;
+  noopDelegate ??= new ProxyTracerProvider().getDelegate();
+  return provider.getDelegate() !== noopDelegate;
+}
 
 /**
  * The `kiln` tracer of the global provider in force. Looked up again when the provider changes
@@ -69,14 +86,20 @@ export function formatTraceparent(spanContext: SpanContext): string {
  * arrived without one, so its logs and later spans still share an id.
  */
 export function mintSpanContext(ids: IdGenerator | undefined, traceId?: string): SpanContext {
-  const token = ids?.token();
-  const random = token !== undefined && isValidTraceId(token) ? token : randomHex();
+  const spanId = randomId(ids).slice(0, 16);
   return {
-    traceId: traceId !== undefined && isValidTraceId(traceId) ? traceId : random,
-    spanId: isValidSpanId(random.slice(16)) ? random.slice(16) : random.slice(0, 16),
+    traceId: traceId !== undefined && isValidTraceId(traceId) ? traceId : randomId(ids),
+    // 16 random hex digits are all zero (invalid) with probability 2^-64; a constant is fine then.
+    spanId: isValidSpanId(spanId) ? spanId : '0000000000000001',
     traceFlags: TraceFlags.SAMPLED,
     isRemote: true,
   };
+}
+
+/** 32 random hex digits: the id generator's token, or Web Crypto's when it has none (or not hex). */
+function randomId(ids: IdGenerator | undefined): string {
+  const token = ids?.token();
+  return token !== undefined && isValidTraceId(token) ? token : randomHex();
 }
 
 /** 32 random hex digits (without an id generator, or for one whose tokens are not hex). */
@@ -114,16 +137,19 @@ export function recordFailure(span: Span, err: unknown): void {
 /**
  * Runs `fn` inside a new active span `name` (a child of the active span, or of `parent`); records
  * a thrown error on the span (status ERROR) and rethrows it; always ends the span. `attributes`
- * is called only when the span records, so an unsampled or SDK-less call builds nothing.
+ * is called only when the span records, so an unsampled call builds nothing; without an SDK `fn`
+ * just runs, given a span that records nothing.
  */
 export function withSpan<T>(
   name: string,
   fn: (span: Span) => Promise<T>,
   options: { attributes?: () => Attributes; kind?: SpanOptions['kind']; parent?: Context } = {},
 ): Promise<T> {
-  const span = kilnTracer().startSpan(name, options.kind === undefined ? {} : { kind: options.kind }, options.parent ?? context.active());
+  if (!tracingEnabled()) return fn((nonRecording ??= trace.wrapSpanContext(INVALID_SPAN_CONTEXT)));
+  const parent = options.parent ?? context.active();
+  const span = kilnTracer().startSpan(name, options.kind === undefined ? {} : { kind: options.kind }, parent);
   if (options.attributes && span.isRecording()) span.setAttributes(options.attributes());
-  return context.with(trace.setSpan(options.parent ?? context.active(), span), async () => {
+  return context.with(trace.setSpan(parent, span), async () => {
     try {
       return await fn(span);
     } catch (err) {

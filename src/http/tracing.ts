@@ -6,9 +6,9 @@
  * routes to pass to `kiln.submit` (it is what a run stores when no SDK is registered: the client's
  * trace, or a fresh one). Request log lines carry `trace_id`.
  */
-import { context, isSpanContextValid, ROOT_CONTEXT, SpanKind, trace, type Context, type Span } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, SpanKind, trace, type Context, type Span, type SpanContext } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
-import { formatTraceparent, kilnTracer, mintSpanContext, parseTraceparent, recordFailure } from '../engine/tracing.ts';
+import { formatTraceparent, kilnTracer, mintSpanContext, parseTraceparent, recordFailure, tracingEnabled } from '../engine/tracing.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,6 +29,8 @@ function single(value: string | string[] | undefined): string | undefined {
 
 function startServerSpan(request: FastifyRequest, reply: FastifyReply): void {
   const client = parseTraceparent(single(request.headers.traceparent));
+  // No SDK: no span, and no context to run the handler in; the client's trace, or a fresh one.
+  if (!tracingEnabled()) return carryTrace(request, reply, client ?? mintSpanContext(undefined));
   const parent = client ? trace.setSpanContext(ROOT_CONTEXT, client) : ROOT_CONTEXT;
   const route = request.routeOptions.url;
   const span = kilnTracer().startSpan(route ? `${request.method} ${route}` : request.method, { kind: SpanKind.SERVER }, parent);
@@ -41,15 +43,13 @@ function startServerSpan(request: FastifyRequest, reply: FastifyReply): void {
       ...(route ? { 'http.route': route } : {}),
     });
   }
-  let spanContext = span.spanContext();
-  let active = trace.setSpan(parent, span);
-  // No SDK and no (valid) client header: a fresh trace, so the response and any run still share one.
-  if (!isSpanContextValid(spanContext)) {
-    spanContext = mintSpanContext(undefined);
-    active = trace.setSpanContext(ROOT_CONTEXT, spanContext);
-  }
+  request.kilnTrace = { span, context: trace.setSpan(parent, span) };
+  carryTrace(request, reply, span.spanContext());
+}
+
+/** Names the request's trace: `request.traceparent`, the response header and the log lines. */
+function carryTrace(request: FastifyRequest, reply: FastifyReply, spanContext: SpanContext): void {
   request.traceparent = formatTraceparent(spanContext);
-  request.kilnTrace = { span, context: active };
   void reply.header('traceparent', request.traceparent);
   // reply.log writes "request completed"; both must carry the trace id.
   request.log = reply.log = request.log.child({ trace_id: spanContext.traceId });

@@ -147,23 +147,19 @@ describe('tracing (API only, no SDK)', () => {
     assert.equal(mintSpanContext(ids, '4bf92f3577b34da6a3ce929d0e0e4736').traceId, '4bf92f3577b34da6a3ce929d0e0e4736');
   });
 
-  test('with a context manager, a span continued from a run exposes its trace id inside', async () => {
+  test('with a context manager, the context continued from a run carries its trace id, stored parent or not', async () => {
     const manager = new AsyncLocalContextManager();
     assert.ok(context.setGlobalContextManager(manager));
     try {
       const run = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', traceParent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' };
-      const seen = await withSpan(
-        'kiln.job',
-        async () => {
+      const inside = (parent: Context) =>
+        context.with(parent, async () => {
           await Promise.resolve();
           return currentTraceId();
-        },
-        { parent: runTraceContext(run, ids) },
-      );
-      assert.equal(seen, run.traceId);
+        });
+      assert.equal(await inside(runTraceContext(run, ids)), run.traceId);
       // Runs stored before trace parents were kept continue their trace id under a made-up parent.
-      const old = await withSpan('kiln.job', async () => currentTraceId(), { parent: runTraceContext({ traceId: run.traceId, traceParent: null }, ids) });
-      assert.equal(old, run.traceId);
+      assert.equal(await inside(runTraceContext({ traceId: run.traceId, traceParent: null }, ids)), run.traceId);
       assert.equal(currentTraceId(), undefined);
     } finally {
       context.disable();

@@ -45,7 +45,7 @@ async function serve(ctx: CliContext, options: ServeOptions): Promise<void> {
   const where = { api: `${url}/v1`, dashboard: `${url}/dashboard`, metrics: `${url}/metrics` };
   logger.info(
     { url, ...where, worker_id: worker?.id ?? null, store: describeStore(config.store), pipelines: [...kiln.pipelines.keys()], traces: rt.tracing.endpoint ?? 'off' },
-    `kiln serving on ${url}: API ${where.api}, dashboard ${where.dashboard}, metrics ${where.metrics}`,
+    `kiln serving on ${url} (API ${where.api}, dashboard ${where.dashboard}, metrics ${where.metrics})`,
   );
 
   const signal = await shutdown;
