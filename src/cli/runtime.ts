@@ -122,7 +122,7 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
   }
   const artifacts = createFsArtifactStore({ root: config.artifacts.root });
   const metrics = createMetrics();
-  const tracing = startTracing({ env: options.env ?? process.env, logger, version: kilnVersion(), ...(options.command ? { command: options.command } : {}) });
+  const tracing = await startTracing({ env: options.env ?? process.env, logger, version: kilnVersion(), ...(options.command ? { command: options.command } : {}) });
   const kiln = createKiln({
     store,
     artifacts,

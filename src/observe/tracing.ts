@@ -6,14 +6,12 @@
  * a process without them pays only the API's no-op. The SDK's other standard variables apply
  * (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER`, `OTEL_BSP_*`,
  * `OTEL_EXPORTER_OTLP_HEADERS`, ...); `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none`
- * turn export off.
+ * turn export off. The SDK's modules are loaded only then: a process that does not export does
+ * not pay for loading them at start.
  */
 import { hostname } from 'node:os';
 import { context, diag, DiagLogLevel, propagation, trace } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, NodeTracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace-node';
-import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-node';
 import type { Logger } from '../core/logger.ts';
 
 /** Options of {@link startTracing}. */
@@ -53,17 +51,24 @@ export function otlpTracesEndpoint(env: Readonly<Record<string, string | undefin
 const OFF: Tracing = { endpoint: null, enabled: false, flush: async () => {}, shutdown: async () => {} };
 
 /** Registers the SDK when export is configured (see the module comment); else changes nothing. */
-export function startTracing(options: TracingOptions): Tracing {
+export async function startTracing(options: TracingOptions): Promise<Tracing> {
   const { env } = options;
   const endpoint = options.exporter ? null : otlpTracesEndpoint(env);
   const disabled = env['OTEL_SDK_DISABLED']?.trim().toLowerCase() === 'true' || env['OTEL_TRACES_EXPORTER']?.trim().toLowerCase() === 'none';
   if (!options.exporter && (endpoint === null || disabled)) return OFF;
+  const [{ OTLPTraceExporter }, { defaultResource, detectResources, envDetector, resourceFromAttributes }, { BatchSpanProcessor, NodeTracerProvider }, semconv] =
+    await Promise.all([
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/sdk-trace-node'),
+      import('@opentelemetry/semantic-conventions'),
+    ]);
   const exporter = options.exporter ?? new OTLPTraceExporter({ url: endpoint ?? undefined });
   const resource = defaultResource()
     .merge(
       resourceFromAttributes({
-        [ATTR_SERVICE_NAME]: 'kiln',
-        [ATTR_SERVICE_VERSION]: options.version,
+        [semconv.ATTR_SERVICE_NAME]: 'kiln',
+        [semconv.ATTR_SERVICE_VERSION]: options.version,
         'host.name': hostname(),
         'process.pid': process.pid,
         ...(options.command ? { 'kiln.command': options.command } : {}),

@@ -7,14 +7,16 @@
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
 import type { FastifyInstance } from 'fastify';
 import { StageFailure } from '../../src/core/errors.ts';
-import { silentLogger } from '../../src/core/logger.ts';
+import { silentLogger, type Logger } from '../../src/core/logger.ts';
 import { definePipeline } from '../../src/core/pipeline/define-pipeline.ts';
 import type { Kiln } from '../../src/engine/kiln-types.ts';
+import { createLogger } from '../../src/observe/logger.ts';
 import { startTracing } from '../../src/observe/tracing.ts';
 import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
 import { openHttpHarness } from './http-harness.ts';
@@ -51,8 +53,8 @@ interface Rig {
 }
 
 /** The API and a started worker over one SQLite store in a temp dir. */
-async function openRig(): Promise<Rig> {
-  const h = await openHttpHarness((dir) => createSqliteStore({ path: join(dir, 'kiln.db') }), { pipelines: [flaky] });
+async function openRig(logger?: Logger): Promise<Rig> {
+  const h = await openHttpHarness((dir) => createSqliteStore({ path: join(dir, 'kiln.db') }), { pipelines: [flaky], ...(logger ? { logger } : {}) });
   h.worker.start();
   return h;
 }
@@ -71,7 +73,7 @@ const parentOf = (span: ReadableSpan): string | undefined => span.parentSpanCont
 describe('traces with the SDK (in-memory exporter)', () => {
   test('a run that retried once is one trace: request, kiln.submit, every attempt, and their commit, cache and artifact spans', async () => {
     const exporter = new InMemorySpanExporter();
-    const tracing = startTracing({ env: {}, logger: silentLogger, version: 'test', exporter });
+    const tracing = await startTracing({ env: {}, logger: silentLogger, version: 'test', exporter });
     const rig = await openRig();
     try {
       const { runId, traceparent } = await submitRun(rig.app, { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01` });
@@ -128,7 +130,7 @@ describe('traces with the SDK (in-memory exporter)', () => {
 
   test('a request without traceparent starts a trace the response names and the run joins', async () => {
     const exporter = new InMemorySpanExporter();
-    const tracing = startTracing({ env: {}, logger: silentLogger, version: 'test', exporter });
+    const tracing = await startTracing({ env: {}, logger: silentLogger, version: 'test', exporter });
     const rig = await openRig();
     try {
       const { runId, traceparent } = await submitRun(rig.app, {});
@@ -147,8 +149,11 @@ describe('traces with the SDK (in-memory exporter)', () => {
 });
 
 describe('traces without an SDK', () => {
-  test('the run stores the client\'s trace and every response carries a traceparent', async () => {
-    const rig = await openRig();
+  test('the run stores the client\'s trace, every response carries a traceparent and request logs its trace id', async () => {
+    const stream = new PassThrough();
+    let logged = '';
+    stream.on('data', (chunk: Buffer) => (logged += chunk.toString()));
+    const rig = await openRig(createLogger({ level: 'info', destination: stream, format: 'json' }));
     try {
       const { runId, traceparent } = await submitRun(rig.app, { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01` });
       assert.equal(traceparent, `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01`, 'no server span: the client\'s context is the request\'s');
@@ -162,6 +167,13 @@ describe('traces without an SDK', () => {
       assert.equal(freshRun.run.traceId, TRACEPARENT.exec(fresh.traceparent)?.[1], 'an invalid header starts a new trace, named in the response');
       const health = await rig.app.inject({ method: 'GET', url: '/healthz' });
       assert.match(String(health.headers['traceparent']), TRACEPARENT);
+      const completed = logged
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { msg?: string; trace_id?: string; req?: unknown; res?: unknown })
+        .filter((l) => l.msg === 'request completed');
+      // /healthz logs at warn only; the two submissions are logged with their traces.
+      assert.deepEqual(completed.map((l) => l.trace_id), [CLIENT_TRACE, TRACEPARENT.exec(fresh.traceparent)?.[1]]);
     } finally {
       await rig.close();
     }
