@@ -278,6 +278,7 @@ function report(
   const committed = result.outcome === 'committed';
   const outcome: StageOutcome = committed ? outcomeIfCommitted : result.outcome;
   const now = deps.clock.now();
+  // One literal, no spreads: this runs for every job.
   deps.observer.stageExecuted({
     pipeline,
     stage: stage.definition.name,
@@ -286,8 +287,8 @@ function report(
     rollback: job.kind === 'rollback',
     attempt: job.attempt,
     // Store time (enqueue) against this host's time: clamped, as hosts may disagree slightly.
-    ...(committed ? { sinceEnqueuedMs: Math.max(0, now - job.enqueuedAt) } : {}),
-    ...(errorClass ? { errorClass } : {}),
+    sinceEnqueuedMs: committed ? Math.max(0, now - job.enqueuedAt) : undefined,
+    errorClass,
   });
   if (committed && result.runStatus !== 'running') {
     deps.observer.runStatus(pipeline, result.runStatus, run.tenant);
