@@ -1,4 +1,4 @@
--- 0011_add_trace_parent_to_runs: the trace context a run's jobs continue.
+-- 0012_add_trace_parent_to_runs: the trace context a run's jobs continue.
 --
 -- Adds: column runs.trace_parent (text, NULL for runs stored before this migration); attribute
 -- trace_parent of type submit_request (0005). Drops: function submit_firsts, whose result gains
