@@ -16,6 +16,7 @@ export interface GlobalOptions {
   store?: string;
   pipelines?: string;
   logLevel?: string;
+  logFormat?: string;
 }
 
 /** Adds the global options to the root command. */
@@ -25,13 +26,16 @@ export function addGlobalOptions(program: Command): Command {
     .option('--db <path>', 'SQLite store file (default ./kiln.db; env KILN_DB)')
     .option('--store <url>', 'store to use: postgres://user:password@host:5432/db or sqlite:<path> (env KILN_STORE; default SQLite ./kiln.db)')
     .option('--pipelines <modules>', `extra pipeline modules, comma-separated (env ${PIPELINES_ENV})`)
-    .option('--log-level <level>', 'trace|debug|info|warn|error|fatal|silent (env KILN_LOG_LEVEL)');
+    .option('--log-level <level>', 'trace|debug|info|warn|error|fatal|silent (env KILN_LOG_LEVEL)')
+    .option('--log-format <format>', 'json|pretty|auto: auto is pretty on a terminal, else json (env KILN_LOG_FORMAT)');
 }
 
 /** Where a command's logs go and which fields its own flags override. */
 export interface CommandExtras {
   flags?: RuntimeFlags;
   logDestination?: NodeJS.WritableStream;
+  /** The command's name, as its spans record it. */
+  command?: string;
 }
 
 /**
@@ -45,6 +49,7 @@ export async function commandRuntimeOptions(ctx: CliContext, options: GlobalOpti
   if (options.db !== undefined) flags.db = options.db;
   if (options.store !== undefined) flags.store = options.store;
   if (options.logLevel !== undefined) flags.logLevel = options.logLevel;
+  if (options.logFormat !== undefined) flags.logFormat = options.logFormat;
   return {
     ...(options.config === undefined ? {} : { configFile: options.config }),
     flags,
@@ -52,6 +57,7 @@ export async function commandRuntimeOptions(ctx: CliContext, options: GlobalOpti
     env: ctx.env,
     cwd: ctx.cwd,
     ...(extra.logDestination === undefined ? {} : { logDestination: extra.logDestination }),
+    ...(extra.command === undefined ? {} : { command: extra.command }),
   };
 }
 

@@ -3,7 +3,6 @@
  * that calls `process.exit` or installs signal handlers; errors become `kiln: <code>: <message>` on
  * stderr and an exit code from the one table in `exit-codes.ts`.
  */
-import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { PipelineError } from '../core/errors.ts';
 import type { CliContext } from './cli-context.ts';
@@ -22,6 +21,7 @@ import { registerValidateCommand } from './commands/validate.ts';
 import { registerVerifyCommand } from './commands/verify.ts';
 import { registerWorkerCommand } from './commands/worker.ts';
 import { exitCodeFor } from './exit-codes.ts';
+import { kilnVersion } from './kiln-version.ts';
 import { addGlobalOptions } from './global-options.ts';
 
 /** Exit codes after a second signal, by shell convention 128 + signal number. */
@@ -29,10 +29,9 @@ const FORCED_EXIT_CODES: Readonly<Record<string, number>> = { SIGINT: 130, SIGTE
 
 /** The command tree, bound to `ctx`. */
 export function buildProgram(ctx: CliContext): Command {
-  const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
   const program = new Command('kiln')
     .description('multi-stage pipelines on worker queues, with exactly-once state')
-    .version(version)
+    .version(kilnVersion())
     .showHelpAfterError()
     // Commander would call process.exit itself; we want every exit to go through main().
     .exitOverride();

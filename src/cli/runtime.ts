@@ -1,7 +1,8 @@
 /**
  * The composition root of a kiln process: configuration, the store the configuration selects
- * (SQLite or PostgreSQL, migrated), the artifact store, logging, metrics and the engine, opened
- * together and closed together.
+ * (SQLite or PostgreSQL, migrated), the artifact store, logging, metrics, tracing (the
+ * OpenTelemetry SDK, only when an OTLP endpoint is configured) and the engine, opened together
+ * and closed together.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -18,6 +19,8 @@ import { createKiln } from '../engine/create-kiln.ts';
 import type { Kiln, Worker } from '../engine/kiln-types.ts';
 import { createLogger } from '../observe/logger.ts';
 import { createMetrics, type KilnMetrics } from '../observe/metrics.ts';
+import { startTracing, type Tracing } from '../observe/tracing.ts';
+import { kilnVersion } from './kiln-version.ts';
 import { openStore } from './open-store.ts';
 
 /** Flags that override configuration fields. */
@@ -28,6 +31,7 @@ export interface RuntimeFlags {
   host?: string;
   port?: number;
   logLevel?: string;
+  logFormat?: string;
 }
 
 /** Inputs of {@link openRuntime}. */
@@ -43,6 +47,8 @@ export interface RuntimeOptions {
   cwd?: string;
   /** Where log lines go. @default stdout */
   logDestination?: NodeJS.WritableStream;
+  /** The command running (`serve`, `worker`, ...): the `kiln.command` of its spans. */
+  command?: string;
 }
 
 /** Everything a command works with. */
@@ -52,12 +58,17 @@ export interface Runtime {
   readonly artifacts: ArtifactStore;
   readonly logger: Logger;
   readonly metrics: KilnMetrics;
+  /** The OpenTelemetry SDK, when spans are exported (`tracing.enabled`). */
+  readonly tracing: Tracing;
   readonly kiln: Kiln;
   /** What `migrate()` did at open. */
   readonly migration: MigrationResult;
-  /** A worker with the configured poll, reaper and temp-grace settings (not started). */
+  /**
+   * A worker with the configured poll, reaper and temp-grace settings (not started); its slots
+   * feed the utilization gauges of `/metrics`.
+   */
   createWorker(options: { workerId?: string; queues?: readonly string[] }): Worker;
-  /** Closes the store. Idempotent. */
+  /** Closes the store, then exports the spans left and stops tracing. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -88,6 +99,7 @@ export function loadRuntimeConfig(options: RuntimeOptions): { config: ResolvedCo
   });
   const logger = createLogger({
     level: config.log.level,
+    format: config.log.format,
     ...(options.logDestination === undefined ? {} : { destination: options.logDestination }),
   });
   return { config, logger };
@@ -111,6 +123,7 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
   }
   const artifacts = createFsArtifactStore({ root: config.artifacts.root });
   const metrics = createMetrics();
+  const tracing = await startTracing({ env: options.env ?? process.env, logger, version: kilnVersion(), ...(options.command ? { command: options.command } : {}) });
   const kiln = createKiln({
     store,
     artifacts,
@@ -123,8 +136,9 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
     observer: metrics.observer,
   });
   // Queue depth and lock gauges are read from the store at scrape time, not tracked incrementally.
-  metrics.setQueueStats(() => kiln.queues());
+  metrics.setQueueStats(() => kiln.queues(), store.capabilities.name);
   metrics.setLockStats(() => kiln.lockStats());
+  metrics.declarePipelines([...kiln.pipelines.values()]);
   let closed: Promise<void> | undefined;
   return {
     config,
@@ -132,17 +146,21 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
     artifacts,
     logger,
     metrics,
+    tracing,
     kiln,
     migration,
-    createWorker: (worker) =>
-      kiln.createWorker({
+    createWorker(worker) {
+      const created = kiln.createWorker({
         ...worker,
         pollMs: config.worker.pollMs,
         reapMs: config.worker.reapMs,
         tempGraceMs: config.worker.tempGraceMs,
         artifactGraceMs: config.worker.artifactGraceMs,
         ...crashHook((options.env ?? process.env)[CRASH_BEFORE_COMMIT_ENV]),
-      }),
-    close: () => (closed ??= store.close()),
+      });
+      metrics.setWorkerSlots(() => created.slots());
+      return created;
+    },
+    close: () => (closed ??= store.close().finally(() => tracing.shutdown())),
   };
 }

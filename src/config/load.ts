@@ -38,7 +38,7 @@ export interface LoadConfigOptions {
   /** @default process.env */
   env?: Record<string, string | undefined>;
   /** CLI flags; they win over everything else. `store` is a spec: `postgres://...` or `sqlite:<path>`. */
-  flags?: { db?: string; store?: string; host?: string; port?: number; logLevel?: string };
+  flags?: { db?: string; store?: string; host?: string; port?: number; logLevel?: string; logFormat?: string };
   /** Base of relative paths given by env, flags and defaults. @default process.cwd() */
   cwd?: string;
   /** Registered pipelines, to reject unknown pipeline and stage names in `pipelines:`. */

@@ -28,6 +28,11 @@ export const LogLevel = {
 /** One of {@link LogLevel}'s values. */
 export type LogLevel = (typeof LogLevel)[keyof typeof LogLevel];
 
+/** How log lines are written: JSON, readable text, or readable text on a terminal only. */
+export const LogFormat = { auto: 'auto', json: 'json', pretty: 'pretty' } as const;
+/** One of {@link LogFormat}'s values. */
+export type LogFormat = (typeof LogFormat)[keyof typeof LogFormat];
+
 /** Stores `kiln.yaml`, `KILN_STORE` and `--store` can select. */
 export const StoreKind = {
   /** Embedded, one file, processes of one machine (the default). */
@@ -237,6 +242,15 @@ export const KilnFileSchema = Type.Object(
               { default: LogLevel.info, description: 'Minimum level logged; env KILN_LOG_LEVEL, flag --log-level.' },
             ),
           ),
+          format: Type.Optional(
+            Type.Union(
+              Object.values(LogFormat).map((f) => Type.Literal(f)),
+              {
+                default: LogFormat.auto,
+                description: 'json (one object per line), pretty (readable text), or auto: pretty when the log stream is a terminal, else json; env KILN_LOG_FORMAT, flag --log-format.',
+              },
+            ),
+          ),
         },
         { ...strict, default: {} },
       ),
@@ -277,7 +291,7 @@ export interface ResolvedConfig {
     /** Stage locks: kept by the selected store (`provider`), with this default TTL. */
     readonly lock: { readonly provider: LockProvider; readonly ttlMs: number };
   };
-  readonly log: { readonly level: LogLevel };
+  readonly log: { readonly level: LogLevel; readonly format: LogFormat };
   /** pipeline -> stage -> overrides, with a pipeline's `defaults` folded into each of its stages. */
   readonly policies: PolicyOverrides;
   /** pipeline -> its settings as its `parseSettings` returned them (every registered pipeline that has one). */
@@ -333,6 +347,7 @@ export const ENV_BINDINGS: readonly EnvBinding[] = [
   { name: 'PORT', field: 'http.port' },
   { name: 'KILN_PORT', field: 'http.port' },
   { name: 'KILN_LOG_LEVEL', field: 'log.level' },
+  { name: 'KILN_LOG_FORMAT', field: 'log.format' },
 ];
 
 /**
@@ -347,6 +362,7 @@ export const FLAG_BINDINGS = {
   host: { flag: '--host', field: 'http.host' },
   port: { flag: '--port', field: 'http.port' },
   logLevel: { flag: '--log-level', field: 'log.level' },
+  logFormat: { flag: '--log-format', field: 'log.format' },
 } as const;
 
 /** The schema of one field by dotted path (`http.port`); throws on a path the schema lacks. */

@@ -109,6 +109,12 @@ export interface Run {
   tenant: string | null;
   traceId: string | null;
   /**
+   * W3C `traceparent` of the span that submitted the run (`00-<trace id>-<span id>-<flags>`):
+   * every attempt of every job of the run, in any process, is a child of it. Null for runs
+   * submitted before kiln stored it; their attempts continue `traceId` only.
+   */
+  traceParent: string | null;
+  /**
    * Why the run ended badly (permanent failure, dead-letter, cancel reason, supersede), if it did;
    * also set while the compensations of a permanently failed run run.
    */

@@ -31,6 +31,13 @@ export interface StageExecution {
   errorClass?: ErrorClass;
   /** True for rollback (compensation) jobs. */
   rollback: boolean;
+  /** The job's attempt (1 for its first claim). */
+  attempt?: number;
+  /**
+   * Set when the outcome was committed: from the job's enqueue to this commit, backoffs, queue
+   * waits and earlier attempts included (enqueue-to-done latency when the outcome is `succeeded`).
+   */
+  sinceEnqueuedMs?: number;
 }
 
 /** Receives engine events. */
@@ -40,8 +47,25 @@ export interface EngineObserver {
   idempotentSkip(pipeline: string, stage: string): void;
   /** Jobs handed out again after their lease expired. */
   redelivered(queue: string, count: number): void;
-  /** A run reached `status` (submitted runs report `queued`). */
-  runStatus(pipeline: string, status: RunStatus): void;
+  /** A run reached `status` (submitted runs report `queued`); `tenant` is the run's. */
+  runStatus(pipeline: string, status: RunStatus, tenant?: string | null): void;
+  /**
+   * A run left `running` for good or for an operator (any status but `parked`), `durationMs` after
+   * it was submitted.
+   */
+  runFinished(pipeline: string, status: RunStatus, durationMs: number): void;
+  /** Submissions answered with an existing run (same idempotency key). */
+  submitDeduplicated(pipeline: string, count: number): void;
+  /** A worker claimed `count` jobs of `queue` in one claim. */
+  jobsClaimed(queue: string, count: number): void;
+  /** A handler ran past its stage's `timeoutMs` and was aborted. */
+  stageTimedOut(pipeline: string, stage: string): void;
+  /** A heartbeat found the job's lease lost (expired and taken over, or gone): its handler was aborted. */
+  heartbeatLost(queue: string): void;
+  /** An artifact write (temp file, fsync, rename) failed; refused oversized writes are not counted. */
+  artifactWriteFailed(): void;
+  /** A committed stage requested publications of these profiles (refused ones included). */
+  publicationsRequested(pipeline: string, profiles: readonly string[]): void;
   /** A handler ignored its abort signal and was abandoned after its timeout. */
   handlerAbandoned(pipeline: string, stage: string): void;
   /** The reaper removed orphaned temp files (left by crashed writers). */
@@ -88,6 +112,13 @@ export const noopObserver: EngineObserver = {
   idempotentSkip: () => {},
   redelivered: () => {},
   runStatus: () => {},
+  runFinished: () => {},
+  submitDeduplicated: () => {},
+  jobsClaimed: () => {},
+  stageTimedOut: () => {},
+  heartbeatLost: () => {},
+  artifactWriteFailed: () => {},
+  publicationsRequested: () => {},
   handlerAbandoned: () => {},
   orphanedTempsCollected: () => {},
   cacheRequest: () => {},

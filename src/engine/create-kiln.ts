@@ -17,6 +17,9 @@ import { createStagePlan } from './stage-plan.ts';
 import { collectArtifacts } from './artifact-gc.ts';
 import { DEFAULT_VERIFY_LEASE_GRACE_MS, DEFAULT_VERIFY_TEMP_GRACE_MS, verifyStore } from './verify/verify-store.ts';
 import { createSingleFlightCache } from './single-flight-cache.ts';
+import { instrumentArtifacts } from './instrumented-artifacts.ts';
+import { submissionTrace } from './submission-trace.ts';
+import { withSpan } from './tracing.ts';
 import { createWorker } from './worker.ts';
 
 const DEFAULT_LIST_LIMIT = 50;
@@ -55,7 +58,8 @@ export function createKiln(options: KilnOptions): Kiln {
   const logger = options.logger ?? silentLogger;
   const observer = options.observer ?? noopObserver;
   const random = options.random ?? Math.random;
-  const { store, artifacts } = options;
+  const { store } = options;
+  const artifacts = instrumentArtifacts(options.artifacts, observer);
   const plan = createStagePlan(options.pipelines, options.policies, options.lockTtlMs === undefined ? {} : { lockTtlMs: options.lockTtlMs });
   const settings = parseSettings(options.pipelines, options.settings ?? {});
   const runEndedListeners = new Set<(event: RunEndedEvent) => void>();
@@ -84,28 +88,48 @@ export function createKiln(options: KilnOptions): Kiln {
     });
   const cache = createSingleFlightCache({ store, clock, ids, observer, random, owner: `kiln-${ids.token().slice(0, 12)}` });
 
-  /** Validates every input first (a bad one submits nothing), then submits all in one transaction. */
-  const submitMany: Kiln['submitMany'] = async (pipelineName, items) => {
-    const stages = plan.stages(pipelineName);
-    const pipeline = plan.pipelines.get(pipelineName);
-    const first = stages[0];
-    if (!pipeline || !first) throw new NotFoundError('pipeline', pipelineName, { code: 'UNKNOWN_PIPELINE' });
-    const stageNames = stages.map((s) => s.definition.name);
-    const requests = items.map(({ input: raw, options = {} }, index): SubmitRunRequest => {
-      let input: JsonValue;
-      try {
-        input = pipeline.parseInput ? pipeline.parseInput(raw) : toJsonInput(raw);
-      } catch (err) {
-        if (err instanceof ValidationError && items.length > 1) {
-          throw new ValidationError(`item ${index}: ${err.message}`, { code: err.code, cause: err, details: { index, ...err.details } });
+  /**
+   * Validates every input first (a bad one submits nothing), then submits all in one transaction,
+   * as the span `kiln.submit`: each run stores it as its trace parent (see submission-trace.ts).
+   */
+  const submitMany: Kiln['submitMany'] = (pipelineName, items) => {
+    const tracing = submissionTrace(items, ids);
+    return withSpan(
+      'kiln.submit',
+      async (span) => {
+        const stages = plan.stages(pipelineName);
+        const pipeline = plan.pipelines.get(pipelineName);
+        const first = stages[0];
+        if (!pipeline || !first) throw new NotFoundError('pipeline', pipelineName, { code: 'UNKNOWN_PIPELINE' });
+        const stageNames = stages.map((s) => s.definition.name);
+        const requests = items.map(({ input: raw, options = {} }, index): SubmitRunRequest => {
+          let input: JsonValue;
+          try {
+            input = pipeline.parseInput ? pipeline.parseInput(raw) : toJsonInput(raw);
+          } catch (err) {
+            if (err instanceof ValidationError && items.length > 1) {
+              throw new ValidationError(`item ${index}: ${err.message}`, { code: err.code, cause: err, details: { index, ...err.details } });
+            }
+            throw err;
+          }
+          const { traceparent: _header, traceId: _id, ...rest } = options;
+          return { pipeline: pipelineName, pipelineVersion: pipeline.version, input, inputChecksum: contentHash(input), stages: stageNames, firstJob: first.job, ...rest, ...tracing.ofItem(index, span) };
+        });
+        const results = await store.jobs.submit(requests);
+        let deduplicated = 0;
+        for (const { run, created } of results) {
+          if (created) observer.runStatus(pipelineName, run.status, run.tenant);
+          else deduplicated++;
         }
-        throw err;
-      }
-      return { pipeline: pipelineName, pipelineVersion: pipeline.version, input, inputChecksum: contentHash(input), stages: stageNames, firstJob: first.job, ...options };
-    });
-    const results = await store.jobs.submit(requests);
-    for (const result of results) if (result.created) observer.runStatus(pipelineName, result.run.status);
-    return results;
+        if (deduplicated > 0) observer.submitDeduplicated(pipelineName, deduplicated);
+        if (span.isRecording()) {
+          span.setAttributes({ 'kiln.runs.created': results.length - deduplicated, 'kiln.runs.deduplicated': deduplicated });
+          if (results.length === 1 && results[0]) span.setAttribute('kiln.run_id', results[0].run.id);
+        }
+        return results;
+      },
+      { parent: tracing.parent, attributes: () => ({ 'kiln.pipeline': pipelineName, 'kiln.runs.submitted': items.length }) },
+    );
   };
 
   const getRun: Kiln['getRun'] = async (runId) => {
@@ -131,7 +155,8 @@ export function createKiln(options: KilnOptions): Kiln {
     listRuns: (query = {}) => store.reads.listRuns({ ...query, limit: clampLimit(query.limit) }),
     async cancelRun(runId, reason = 'cancelled by operator') {
       const run = await store.operator.cancelRun(runId, reason);
-      observer.runStatus(run.pipeline, run.status);
+      observer.runStatus(run.pipeline, run.status, run.tenant);
+      observer.runFinished(run.pipeline, run.status, Math.max(0, (run.finishedAt ?? run.updatedAt) - run.createdAt));
       return run;
     },
     resumeRun: (runId) => store.operator.resumeRun(runId),

@@ -5,6 +5,7 @@
  * A stage with a `lock` policy takes its lock first (or waits for it, see stage-lock.ts) and
  * releases it after the commit; its completion's publications are fenced by the lock.
  */
+import { context } from '@opentelemetry/api';
 import { LeaseLostError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Job, JsonValue } from '../core/model.ts';
@@ -15,15 +16,17 @@ import type { ClaimedJob, CommitItem, CommitResult, FailureDecision, LeaseRef } 
 import type { PublicationRequest } from '../core/ports/publications.ts';
 import type { CommitBatcher } from './commit-batcher.ts';
 import { StageAbortError } from './abort-reason.ts';
+import { endAttemptSpan, startAttemptSpan, type AttemptEnd } from './attempt-span.ts';
 import type { HeldJob, LeaseKeeper } from './lease-keeper.ts';
 import { invokeHandler } from './invoke-handler.ts';
 import { releaseStageLock, takeStageLock, type TakenLock } from './stage-lock.ts';
 import type { PlannedLock, PlannedStage } from './stage-plan.ts';
 import type { ThreadPool } from './thread-pool.ts';
+import { tracingEnabled, withSpan } from './tracing.ts';
 import type { WorkerDeps } from './worker-deps.ts';
 
 /** What the executor needs: the engine's parts plus its worker's lease keeper, pool and batcher. */
-export interface ExecutorDeps extends Omit<WorkerDeps, 'ids'> {
+export interface ExecutorDeps extends WorkerDeps {
   /** The worker's id: the owner of the locks it takes. */
   workerId: string;
   leases: LeaseKeeper;
@@ -58,21 +61,32 @@ function whenAborted(signal: AbortSignal): Promise<Settled> {
 }
 
 /**
- * Executes a claimed job and commits its outcome. `held` is the job's lease, held (and renewed)
- * since the claim; the executor releases it when the handler is done, and then calls
- * `handlerDone` so the worker can start its next job while this one's commit is in flight.
- * Never throws.
+ * Executes a claimed job and commits its outcome, inside the attempt's span. `held` is the job's
+ * lease, held (and renewed) since the claim; the executor releases it when the handler is done,
+ * and then calls `handlerDone` so the worker can start its next job while this one's commit is in
+ * flight. Never throws.
  */
 export async function executeJob(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob, handlerDone: () => void): Promise<void> {
   held.onRelease = handlerDone;
+  if (!tracingEnabled()) {
+    try {
+      await execute(deps, claimed, held, claimed.job.traceId);
+    } finally {
+      deps.leases.release(held);
+    }
+    return;
+  }
+  const attempt = startAttemptSpan(claimed, deps.ids);
+  let end: AttemptEnd = { outcome: 'handed_back' };
   try {
-    await execute(deps, claimed, held);
+    end = await context.with(attempt.context, () => execute(deps, claimed, held, attempt.traceId));
   } finally {
     deps.leases.release(held);
+    endAttemptSpan(attempt.span, end);
   }
 }
 
-async function execute(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob): Promise<void> {
+async function execute(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob, traceId: string | null): Promise<AttemptEnd> {
   const { job } = claimed;
   const stage = deps.plan.byQueue(job.queue);
   const { lease } = held;
@@ -82,33 +96,47 @@ async function execute(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob): 
     stage: job.stage,
     job_id: job.id,
     attempt: job.attempt,
-    trace_id: job.traceId,
+    trace_id: traceId,
     kind: job.kind,
   });
   if (!stage) {
     // Claimed from a queue this worker serves, so this only happens if a definition was removed.
     logger.error('no stage definition for queue; handing the job back');
     await deps.store.jobs.release([lease]);
-    return;
+    return { outcome: 'handed_back' };
   }
   try {
-    if (claimed.exhausted) {
-      await exhausted(deps, stage, claimed, held, logger);
-    } else if (claimed.ledgerOutput !== undefined) {
+    if (claimed.exhausted) return await exhausted(deps, stage, claimed, held, logger);
+    if (claimed.ledgerOutput !== undefined) {
       const item = { type: 'complete', lease, output: claimed.ledgerOutput, durationMs: 0, next: nextSpec(deps, stage, claimed) } as const;
-      const result = await deps.commits.commit(item, leaseDeadline(held, stage));
+      const result = await commit(deps, item, leaseDeadline(held, stage));
       if (result.outcome === 'committed') deps.observer.idempotentSkip(job.pipeline, job.stage);
-      report(deps, stage, claimed, result, 'succeeded', 0);
-    } else if (stage.lock !== null) {
-      await runLocked(deps, { ...stage, lock: stage.lock }, claimed, held, logger);
-    } else {
-      await runAndCommit(deps, stage, claimed, held, logger, null);
+      return { outcome: report(deps, stage, claimed, result, 'succeeded', 0) };
     }
+    if (stage.lock !== null) return await runLocked(deps, { ...stage, lock: stage.lock }, claimed, held, logger);
+    return (await runAndCommit(deps, stage, claimed, held, logger, null)).end;
   } catch (err) {
     // A commit that failed in the store (e.g. STORE_UNAVAILABLE): the lease will expire and the
     // job be redelivered, so nothing is lost; log and move on.
     logger.error({ err }, 'commit failed; the job will be redelivered after its lease expires');
+    const { retryAfterMs: _ignored, ...error } = classifyError(err);
+    return { outcome: 'commit_failed', error };
   }
+}
+
+/** Commits one item through the batcher, as the attempt's `kiln.commit` span. */
+function commit(deps: ExecutorDeps, item: CommitItem, retryUntil: number): Promise<CommitResult> {
+  // The hot path: no SDK, no span, not even a wrapper.
+  if (!tracingEnabled()) return deps.commits.commit(item, retryUntil);
+  return withSpan(
+    'kiln.commit',
+    async (span) => {
+      const result = await deps.commits.commit(item, retryUntil);
+      if (span.isRecording()) span.setAttribute('kiln.commit.outcome', result.outcome);
+      return result;
+    },
+    { attributes: () => ({ 'kiln.commit.type': item.type }) },
+  );
 }
 
 /**
@@ -116,13 +144,13 @@ async function execute(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob): 
  * Its class is `transient`, not `permanent`: the job itself may be fine (a replay after fixing
  * the workers may succeed), so the run is dead-lettered, not failed.
  */
-async function exhausted(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob, held: HeldJob, logger: Logger): Promise<void> {
+async function exhausted(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJob, held: HeldJob, logger: Logger): Promise<AttemptEnd> {
   const error = { class: 'transient' as const, code: 'LEASE_EXPIRED', message: `lease expired on all ${claimed.job.maxAttempts} attempts` };
   // A compensation is never dead-lettered: it parks its run (see decideRollbackFailure).
   const decision: FailureDecision = claimed.job.kind === 'rollback' ? { action: 'park' } : { action: 'dead_letter', rollback: rollbackSpec(deps, stage, claimed) };
   logger.warn({ error, decision }, 'attempts exhausted by lease expiry');
-  const result = await deps.commits.commit({ type: 'fail', lease: held.lease, error, durationMs: 0, decision }, leaseDeadline(held, stage));
-  report(deps, stage, claimed, result, OUTCOME_BY_DECISION[decision.action], 0, error.class);
+  const result = await commit(deps, { type: 'fail', lease: held.lease, error, durationMs: 0, decision }, leaseDeadline(held, stage));
+  return { outcome: report(deps, stage, claimed, result, OUTCOME_BY_DECISION[decision.action], 0, error.class), error };
 }
 
 /**
@@ -130,22 +158,20 @@ async function exhausted(deps: ExecutorDeps, stage: PlannedStage, claimed: Claim
  * must wait for the lock was handed back by `takeStageLock`, and a key the run cannot fill fails
  * the attempt (permanent).
  */
-async function runLocked(deps: ExecutorDeps, stage: PlannedStage & { lock: PlannedLock }, claimed: ClaimedJob, held: HeldJob, logger: Logger): Promise<void> {
+async function runLocked(deps: ExecutorDeps, stage: PlannedStage & { lock: PlannedLock }, claimed: ClaimedJob, held: HeldJob, logger: Logger): Promise<AttemptEnd> {
   // A job claimed ahead that lost its lease (or its run) meanwhile never runs: no lock needed.
-  if (held.controller.signal.aborted) {
-    await runAndCommit(deps, stage, claimed, held, logger, null);
-    return;
-  }
+  if (held.controller.signal.aborted) return (await runAndCommit(deps, stage, claimed, held, logger, null)).end;
   const taken = await takeStageLock(deps, stage, claimed, held, logger);
-  if (taken.status === 'handed_back') return;
+  if (taken.status === 'handed_back') return { outcome: 'handed_back' };
   if (taken.status === 'unresolved') {
     deps.leases.release(held);
-    await commitSettled(deps, stage, claimed, { lease: held.lease, retryUntil: leaseDeadline(held, stage) }, logger, { kind: 'error', error: taken.error }, 0, null);
-    return;
+    return commitSettled(deps, stage, claimed, { lease: held.lease, retryUntil: leaseDeadline(held, stage) }, logger, { kind: 'error', error: taken.error }, 0, null);
   }
   let handlerDone: Promise<unknown> = Promise.resolve();
   try {
-    ({ handlerDone } = await runAndCommit(deps, stage, claimed, held, logger.child({ lock: taken.lock.key, lock_fence: taken.lock.fence }), taken.lock));
+    const ran = await runAndCommit(deps, stage, claimed, held, logger.child({ lock: taken.lock.key, lock_fence: taken.lock.fence }), taken.lock);
+    handlerDone = ran.handlerDone;
+    return ran.end;
   } finally {
     // An aborted handler usually stops at once; one that ignores its abort (abandoned) may still
     // be running, so its lock is left to expire after its TTL rather than handed on at once.
@@ -180,7 +206,7 @@ async function runAndCommit(
   held: HeldJob,
   logger: Logger,
   lock: TakenLock | null,
-): Promise<{ handlerDone: Promise<unknown> }> {
+): Promise<{ handlerDone: Promise<unknown>; end: AttemptEnd }> {
   const { job } = claimed;
   const { controller, lease } = held;
   const cancelTimeout = deps.clock.setTimer(
@@ -226,12 +252,16 @@ async function runAndCommit(
     deps.leases.release(held);
   }
   const durationMs = deps.clock.now() - startedAt;
-  if (settled.kind === 'aborted' && !handlerSettled && settled.reason.abortCause === 'timeout') {
-    deps.observer.handlerAbandoned(job.pipeline, job.stage);
-    logger.warn({ timeoutMs: stage.policy.timeoutMs }, 'handler ignored its timeout; abandoned');
+  // The timeout fired, whether the handler then rejected with its reason or ignored it.
+  if (settled.kind !== 'ok' && (controller.signal.reason as StageAbortError | undefined)?.abortCause === 'timeout') {
+    deps.observer.stageTimedOut(job.pipeline, job.stage);
+    if (settled.kind === 'aborted' && !handlerSettled) {
+      deps.observer.handlerAbandoned(job.pipeline, job.stage);
+      logger.warn({ timeoutMs: stage.policy.timeoutMs }, 'handler ignored its timeout; abandoned');
+    }
   }
-  await commitSettled(deps, stage, claimed, { lease, retryUntil: leaseDeadline(held, stage) }, logger, settled, durationMs, lock);
-  return { handlerDone: started ? handler : Promise.resolve() };
+  const end = await commitSettled(deps, stage, claimed, { lease, retryUntil: leaseDeadline(held, stage) }, logger, settled, durationMs, lock);
+  return { handlerDone: started ? handler : Promise.resolve(), end };
 }
 
 /**
@@ -253,7 +283,8 @@ async function commitSettled(
   settled: Settled,
   durationMs: number,
   lock: TakenLock | null,
-): Promise<void> {
+): Promise<AttemptEnd> {
+  const pipeline = stage.pipeline.name;
   if (settled.kind === 'ok') {
     const next = nextSpec(deps, stage, claimed);
     // Under a lock, the completion's publications are fenced by the lock (see CompleteStageRequest.lock).
@@ -263,27 +294,32 @@ async function commitSettled(
         ? { type: 'complete', lease, output: settled.output, durationMs, next }
         : { type: 'complete', lease, output: settled.output, durationMs, next, lock: { key: lock.key, fence: lock.fence } };
     deps.beforeCommit?.(claimed.job);
-    const result = await deps.commits.commit(settled.publish.length > 0 ? { ...item, publish: settled.publish } : item, retryUntil);
-    report(deps, stage, claimed, result, 'succeeded', durationMs);
-    if (result.outcome === 'committed' && result.publicationsRefused) deps.observer.duplicatePublishPrevented(stage.pipeline.name, result.publicationsRefused);
-    if (result.outcome === 'committed') logger.debug({ durationMs }, 'stage succeeded');
-    else logger.warn({ durationMs, outcome: result.outcome }, 'commit refused; result discarded');
-    return;
+    const result = await commit(deps, settled.publish.length > 0 ? { ...item, publish: settled.publish } : item, retryUntil);
+    const outcome = report(deps, stage, claimed, result, 'succeeded', durationMs);
+    if (result.outcome === 'committed') {
+      if (settled.publish.length > 0) deps.observer.publicationsRequested(pipeline, settled.publish.map((p) => p.profile));
+      if (result.publicationsRefused) deps.observer.duplicatePublishPrevented(pipeline, result.publicationsRefused);
+      logger.debug({ durationMs }, 'stage succeeded');
+    } else {
+      logger.warn({ durationMs, outcome: result.outcome }, 'commit refused; result discarded');
+    }
+    return { outcome };
   }
   const discarded = discardingCause(settled);
   if (discarded !== null) {
     // Lease lost, run cancelled or worker shutting down: nothing is committed from here.
-    if (discarded !== 'shutdown') report(deps, stage, claimed, { outcome: discarded }, 'succeeded', durationMs);
     logger.info({ reason: discarded }, 'handler aborted; result discarded');
-    return;
+    if (discarded === 'shutdown') return { outcome: 'handed_back' };
+    return { outcome: report(deps, stage, claimed, { outcome: discarded }, 'succeeded', durationMs) };
   }
   const error = classifyError(settled.kind === 'aborted' ? settled.reason : settled.error);
   const failure = { error, attempt: claimed.job.attempt, policy: stage.policy, random: deps.random };
   const decision = claimed.job.kind === 'rollback' ? decideRollbackFailure(failure) : decideFailure({ ...failure, rollback: rollbackSpec(deps, stage, claimed) });
   const { retryAfterMs: _ignored, ...record } = error;
-  const result = await deps.commits.commit({ type: 'fail', lease, error: record, durationMs, decision }, retryUntil);
-  report(deps, stage, claimed, result, OUTCOME_BY_DECISION[decision.action], durationMs, error.class);
+  const result = await commit(deps, { type: 'fail', lease, error: record, durationMs, decision }, retryUntil);
+  const outcome = report(deps, stage, claimed, result, OUTCOME_BY_DECISION[decision.action], durationMs, error.class);
   logger.warn({ error: record, decision, outcome: result.outcome }, 'stage attempt failed');
+  return { outcome, error: record };
 }
 
 /**
@@ -307,7 +343,7 @@ function rollbackSpec(deps: ExecutorDeps, stage: PlannedStage, claimed: ClaimedJ
   return deps.plan.rollbackAfterFailureOf(stage.pipeline.name, stage.index);
 }
 
-/** Counts the execution and any run status change. */
+/** Counts the execution and any run status change; returns the execution's outcome. */
 function report(
   deps: ExecutorDeps,
   stage: PlannedStage,
@@ -316,18 +352,28 @@ function report(
   outcomeIfCommitted: StageOutcome,
   durationMs: number,
   errorClass?: 'transient' | 'intervention' | 'permanent',
-): void {
-  const outcome: StageOutcome = result.outcome === 'committed' ? outcomeIfCommitted : result.outcome;
+): StageOutcome {
+  const { job, run } = claimed;
+  const pipeline = stage.pipeline.name;
+  const committed = result.outcome === 'committed';
+  const outcome: StageOutcome = committed ? outcomeIfCommitted : result.outcome;
+  const now = deps.clock.now();
+  // One literal, no spreads: this runs for every job.
   deps.observer.stageExecuted({
-    pipeline: stage.pipeline.name,
+    pipeline,
     stage: stage.definition.name,
     outcome,
     durationMs,
-    rollback: claimed.job.kind === 'rollback',
-    ...(errorClass ? { errorClass } : {}),
+    rollback: job.kind === 'rollback',
+    attempt: job.attempt,
+    // Store time (enqueue) against this host's time: clamped, as hosts may disagree slightly.
+    sinceEnqueuedMs: committed ? Math.max(0, now - job.enqueuedAt) : undefined,
+    errorClass,
   });
-  if (result.outcome === 'committed' && result.runStatus !== 'running') {
-    deps.observer.runStatus(stage.pipeline.name, result.runStatus);
-    deps.runEnded?.({ runId: claimed.job.runId, pipeline: stage.pipeline.name, status: result.runStatus });
+  if (committed && result.runStatus !== 'running') {
+    deps.observer.runStatus(pipeline, result.runStatus, run.tenant);
+    if (result.runStatus !== 'parked') deps.observer.runFinished(pipeline, result.runStatus, Math.max(0, now - run.createdAt));
+    deps.runEnded?.({ runId: job.runId, pipeline, status: result.runStatus });
   }
+  return outcome;
 }

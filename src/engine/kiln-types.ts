@@ -51,6 +51,13 @@ export interface SubmitOptions {
   subjectId?: string;
   subjectVersion?: number;
   tenant?: string;
+  /**
+   * W3C `traceparent` of the caller (an HTTP request's, say): `kiln.submit` and every attempt of
+   * the run join its trace. An active span, when the process has an OpenTelemetry SDK, wins.
+   * Invalid values are ignored (a new trace starts).
+   */
+  traceparent?: string;
+  /** The trace to join when no `traceparent` is given (32 hex digits; anything else is ignored). */
   traceId?: string;
 }
 
@@ -75,6 +82,15 @@ export interface WorkerOptions {
   beforeCommit?: (job: Job) => void;
 }
 
+/** How many of a queue's slots (its stage's `concurrency`) a worker is using. */
+export interface QueueSlots {
+  queue: string;
+  /** Handlers running now. */
+  busy: number;
+  /** The stage's concurrency. */
+  slots: number;
+}
+
 /** A worker: claims, runs and commits jobs until stopped. */
 export interface Worker {
   readonly id: string;
@@ -92,6 +108,8 @@ export interface Worker {
   runOnce(): Promise<number>;
   /** Jobs currently held. */
   inFlight(): number;
+  /** Per served queue: handlers running now (`busy`) out of the stage's concurrency (`slots`). */
+  slots(): QueueSlots[];
 }
 
 /** The engine. */

@@ -7,6 +7,7 @@
 import type { Clock, CancelTimer } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import type { JsonValue } from '../core/model.ts';
+import type { EngineObserver } from '../core/observer.ts';
 import type { LeaseRef, LeaseRenewal } from '../core/ports/jobs.ts';
 import type { LockRenewStatus } from '../core/ports/locks.ts';
 import type { Store } from '../core/ports/store.ts';
@@ -22,6 +23,8 @@ export interface HeldLock {
 /** A job this worker holds. */
 export interface HeldJob {
   lease: LeaseRef;
+  /** The job's queue (heartbeat losses are counted per queue). */
+  queue: string;
   heartbeatMs: number;
   controller: AbortController;
   lastRenewAt: number;
@@ -37,7 +40,7 @@ type RenewOutcome = 'renewed' | 'lost' | 'cancelled';
 
 /** Heartbeats for held jobs. */
 export interface LeaseKeeper {
-  hold(lease: LeaseRef, heartbeatMs: number, controller: AbortController): HeldJob;
+  hold(lease: LeaseRef, queue: string, heartbeatMs: number, controller: AbortController): HeldJob;
   release(held: HeldJob): void;
   /** Renews one lease (and its lock) now (ctx.heartbeat()); `lost` when either was lost. */
   renewNow(held: HeldJob): Promise<RenewOutcome>;
@@ -48,8 +51,8 @@ export interface LeaseKeeper {
 }
 
 /** Creates a lease keeper ticking every `tickMs`. */
-export function createLeaseKeeper(options: { store: Store; clock: Clock; logger: Logger; tickMs: number }): LeaseKeeper {
-  const { store, clock, logger } = options;
+export function createLeaseKeeper(options: { store: Store; clock: Clock; logger: Logger; observer: EngineObserver; tickMs: number }): LeaseKeeper {
+  const { store, clock, logger, observer } = options;
   const held = new Set<HeldJob>();
   let timer: CancelTimer | undefined;
   let stopped = false;
@@ -59,6 +62,7 @@ export function createLeaseKeeper(options: { store: Store; clock: Clock; logger:
       job.lastRenewAt = clock.now();
       return;
     }
+    if (status === 'lost') observer.heartbeatLost(job.queue);
     const reason =
       status === 'cancelled'
         ? new StageAbortError('cancelled', 'the run was cancelled or superseded')
@@ -118,8 +122,8 @@ export function createLeaseKeeper(options: { store: Store; clock: Clock; logger:
   };
 
   return {
-    hold(lease, heartbeatMs, controller) {
-      const job: HeldJob = { lease, heartbeatMs, controller, lastRenewAt: clock.now(), progress: undefined };
+    hold(lease, queue, heartbeatMs, controller) {
+      const job: HeldJob = { lease, queue, heartbeatMs, controller, lastRenewAt: clock.now(), progress: undefined };
       held.add(job);
       schedule();
       return job;

@@ -4,6 +4,7 @@
  * running ones; starting one needs no round trip to the store.
  */
 import type { ClaimedJob } from '../core/ports/jobs.ts';
+import type { QueueSlots } from './kiln-types.ts';
 import type { HeldJob } from './lease-keeper.ts';
 import type { PlannedStage } from './stage-plan.ts';
 
@@ -36,6 +37,8 @@ export interface LocalQueues {
   takeWaiting(): LocalJob[];
   /** Jobs waiting in all queues. */
   waitingCount(): number;
+  /** Per queue: handlers running now and the stage's concurrency. */
+  usage(): QueueSlots[];
 }
 
 /** Creates empty slots for `stages`. */
@@ -80,5 +83,6 @@ export function createLocalQueues(stages: readonly PlannedStage[]): LocalQueues 
       return out;
     },
     waitingCount: () => [...slots.values()].reduce((n, s) => n + s.waiting.length, 0),
+    usage: () => [...slots.values()].map((s) => ({ queue: s.stage.queue, busy: s.running, slots: s.stage.policy.concurrency })),
   };
 }

@@ -18,6 +18,7 @@ import { classifyError } from '../core/policy/retry.ts';
 import type { CacheEntry } from '../core/ports/cache.ts';
 import type { Store } from '../core/ports/store.ts';
 import { createLocalCaches } from './local-cache.ts';
+import { withSpan } from './tracing.ts';
 
 /** What the cache needs from the engine. */
 export interface SingleFlightCacheDeps {
@@ -210,27 +211,39 @@ export function createSingleFlightCache(deps: SingleFlightCacheDeps): SingleFlig
 
   const locals = createLocalCaches();
 
+  /** One lookup (see `SingleFlightCache.getOrBuild`): the per-process LRU first when asked, then the shared entries. */
+  const lookup = async <T extends JsonValue>(options: CacheKeyOptions, build: (ctx: CacheBuildContext) => Promise<T>): Promise<CacheLookup<T>> => {
+    const o = resolveOptions(options);
+    const local = options.local;
+    if (!local) return (await shared(o, build)).lookup;
+    const id = slot(o.cache, o.key);
+    const copy = locals.get(local, id, deps.clock.now());
+    deps.observer.localCacheRequest(local.name, copy === undefined ? 'miss' : 'hit');
+    if (copy !== undefined) return { value: copy as T, result: CacheRequestResult.hit };
+    let answer: SharedLookup<T>;
+    try {
+      answer = await shared(o, build);
+    } catch (err) {
+      locals.drop(local, id);
+      throw err;
+    }
+    const now = deps.clock.now();
+    // Only fresh ready values are copied, and never past the shared entry's expiry.
+    if (answer.freshUntil === null) locals.drop(local, id);
+    else locals.put(local, id, answer.lookup.value, Math.min(answer.freshUntil, now + o.ttlMs), now);
+    return answer.lookup;
+  };
+
   return {
-    async getOrBuild<T extends JsonValue>(options: CacheKeyOptions, build: (ctx: CacheBuildContext) => Promise<T>): Promise<CacheLookup<T>> {
-      const o = resolveOptions(options);
-      const local = options.local;
-      if (!local) return (await shared(o, build)).lookup;
-      const id = slot(o.cache, o.key);
-      const copy = locals.get(local, id, deps.clock.now());
-      deps.observer.localCacheRequest(local.name, copy === undefined ? 'miss' : 'hit');
-      if (copy !== undefined) return { value: copy as T, result: CacheRequestResult.hit };
-      let answer: SharedLookup<T>;
-      try {
-        answer = await shared(o, build);
-      } catch (err) {
-        locals.drop(local, id);
-        throw err;
-      }
-      const now = deps.clock.now();
-      // Only fresh ready values are copied, and never past the shared entry's expiry.
-      if (answer.freshUntil === null) locals.drop(local, id);
-      else locals.put(local, id, answer.lookup.value, Math.min(answer.freshUntil, now + o.ttlMs), now);
-      return answer.lookup;
-    },
+    getOrBuild: (options, build) =>
+      withSpan(
+        'kiln.cache',
+        async (span) => {
+          const found = await lookup(options, build);
+          if (span.isRecording()) span.setAttribute('kiln.cache.result', found.result);
+          return found;
+        },
+        { attributes: () => ({ 'kiln.cache.name': options.cache, 'kiln.cache.key': options.key }) },
+      ),
   };
 }

@@ -41,7 +41,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
   const logger = deps.logger.child({ worker_id: id });
   const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
   const minHeartbeatMs = Math.min(...stages.map((s) => s.policy.heartbeatMs));
-  const leases = createLeaseKeeper({ store: deps.store, clock: deps.clock, logger, tickMs: Math.max(10, Math.floor(minHeartbeatMs / 2)) });
+  const leases = createLeaseKeeper({ store: deps.store, clock: deps.clock, logger, observer: deps.observer, tickMs: Math.max(10, Math.floor(minHeartbeatMs / 2)) });
   const threadSlots = stages.filter((s) => s.policy.isolation === 'thread').reduce((n, s) => n + s.policy.concurrency, 0);
   const threads = createThreadPool(threadSlots);
   // Stale locks are reaped on every tick where this worker's stages take locks, else now and then.
@@ -87,7 +87,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
   const hold = (claimed: ClaimedJob, heartbeatMs: number): LocalJob => {
     if (claimed.redelivered) deps.observer.redelivered(claimed.job.queue, 1);
     const lease = { jobId: claimed.job.id, token: claimed.job.leaseToken ?? '' };
-    return { claimed, held: leases.hold(lease, heartbeatMs, new AbortController()) };
+    return { claimed, held: leases.hold(lease, claimed.job.queue, heartbeatMs, new AbortController()) };
   };
 
   /** One claim transaction for every queue with room; returns how many jobs were claimed. */
@@ -100,10 +100,23 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
     }
     if (requests.length === 0) return 0;
     const jobs = await deps.store.jobs.claim(requests);
+    countClaims(jobs);
     // Claimed only from served queues, so every job has its stage.
     slots.add(jobs.map((job) => hold(job, deps.plan.byQueue(job.job.queue)?.policy.heartbeatMs ?? minHeartbeatMs)));
     dispatch();
     return jobs.length;
+  };
+
+  /** Claims come grouped by queue (request order): one count per group. */
+  const countClaims = (jobs: readonly ClaimedJob[]): void => {
+    let start = 0;
+    for (let i = 1; i <= jobs.length; i++) {
+      const queue = jobs[start]?.job.queue;
+      if (queue !== undefined && jobs[i]?.job.queue !== queue) {
+        deps.observer.jobsClaimed(queue, i - start);
+        start = i;
+      }
+    }
   };
 
   const sleep = async (ms: number): Promise<void> => {
@@ -192,6 +205,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
       return claimed;
     },
     inFlight: () => executions.size,
+    slots: () => slots.usage(),
     async stop(graceMs = DEFAULT_SHUTDOWN_GRACE_MS) {
       if (stopping) return;
       stopping = true;

@@ -15,6 +15,7 @@ import { metricsRoutes, type MetricsSource } from './routes/metrics.ts';
 import { queueRoutes } from './routes/queues.ts';
 import { runRoutes } from './routes/runs.ts';
 import { verifyRoutes } from './routes/verify.ts';
+import { installRequestTracing } from './tracing.ts';
 import { typeboxValidatorCompiler } from './typebox-validator.ts';
 
 /** Largest accepted request body unless configured (`http.bodyLimitBytes`). */
@@ -76,7 +77,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(typeboxValidatorCompiler);
   installErrorEnvelope(app);
-  // Before any route: the hook wraps only routes registered after it.
+  // Before any route: these hooks wrap only routes registered after them.
+  installRequestTracing(app);
   const requestTimeoutMs = deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   installRequestDeadline(app, requestTimeoutMs);
 

@@ -1,23 +1,32 @@
 /**
  * Prometheus metrics. Each {@link createMetrics} call owns its own prom-client `Registry` (never
  * the global one), so several apps can live in one process (tests) without name clashes. Engine
- * events arrive through the {@link EngineObserver} it returns; queue depth is read from the store
- * at scrape time. Metric names and labels are a public contract: dashboards and alerts use them.
+ * events arrive through the {@link EngineObserver} it returns (engine-metrics.ts); queue depth,
+ * parked runs and the store's health are read from the store at scrape time, worker utilization
+ * from the process's worker. Metric names and labels are a public contract: dashboards and alerts
+ * use them.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { QueueStats } from '../core/model.ts';
-import type { EngineObserver, StageExecution } from '../core/observer.ts';
-import { createLockEventMetrics, registerLockGauges, type LockStatsSource } from './lock-metrics.ts';
+import type { EngineObserver } from '../core/observer.ts';
+import { createEngineMetrics, type DeclaredPipeline } from './engine-metrics.ts';
+import { registerLockGauges, type LockStatsSource } from './lock-metrics.ts';
 
+export { STAGE_DURATION_BUCKETS_SECONDS, type DeclaredPipeline } from './engine-metrics.ts';
 export type { LockStatsSource } from './lock-metrics.ts';
 
 /** Reads per-queue stats (usually `kiln.queues()`); called once per scrape. */
 export type QueueStatsSource = () => Promise<QueueStats[]>;
 
+/** A worker's slots per queue (`Worker.slots()`); called once per scrape. */
+export type WorkerSlotsSource = () => readonly { queue: string; busy: number; slots: number }[];
+
 /** Options of {@link createMetrics}. */
 export interface CreateMetricsOptions {
   /** Source of the queue gauges; can also be set later with `setQueueStats`. */
   queueStats?: QueueStatsSource;
+  /** The `store` label of `kiln_store_up` (the store's name). @default store */
+  storeName?: string;
   /** Source of the lock gauges; can also be set later with `setLockStats`. */
   lockStats?: LockStatsSource;
   /** Metric names are fixed (a public contract), so no prefix option exists. */
@@ -33,12 +42,18 @@ export interface KilnMetrics {
   readonly contentType: string;
   /** Prometheus text exposition of every metric, collecting queue stats first. */
   render(): Promise<string>;
-  setQueueStats(fn: QueueStatsSource): void;
+  /** Sets the source of the store gauges; `storeName` labels `kiln_store_up` (@default the option's). */
+  setQueueStats(fn: QueueStatsSource, storeName?: string): void;
+  /** Sets the source of the lock gauges (usually `kiln.lockStats()`). */
   setLockStats(fn: LockStatsSource): void;
+  /** Reports this worker's slots in the utilization gauges (one worker per process). */
+  setWorkerSlots(fn: WorkerSlotsSource): void;
+  /**
+   * Creates the zero series of the registered pipelines' stages and queues, so that every panel
+   * and `rate()` has a series from the first scrape (Prometheus's advice for known label values).
+   */
+  declarePipelines(pipelines: readonly DeclaredPipeline[]): void;
 }
-
-/** Stage duration buckets, seconds: 1 ms to 60 s. */
-export const STAGE_DURATION_BUCKETS_SECONDS: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /** Job states of the `kiln_queue_jobs{state}` gauge, as named in {@link QueueStats}. */
 export const QUEUE_JOB_STATES = ['ready', 'scheduled', 'leased', 'parked', 'dead'] as const;
@@ -53,200 +68,145 @@ export function createMetrics(options: CreateMetricsOptions = {}): KilnMetrics {
   // These default gauges end in _total, which Prometheus reserves for counters (promtool rejects
   // them), so they are left out.
   for (const name of GAUGES_NAMED_LIKE_COUNTERS) registry.removeSingleMetric(name);
-  const observer = createObserverMetrics(registry);
+  const engine = createEngineMetrics(registry);
   let source = options.queueStats;
+  let storeName = options.storeName ?? 'store';
+  let workerSlots: WorkerSlotsSource | undefined;
+  registerStoreGauges(registry, () => source, () => storeName);
+  registerWorkerGauges(registry, () => workerSlots?.() ?? []);
   let lockSource = options.lockStats;
-  registerQueueGauges(registry, () => source);
   registerLockGauges(registry, () => lockSource, sharedPerScrape);
   return {
     registry,
-    observer,
+    observer: engine.observer,
     contentType: registry.contentType,
     render: async () => spellNaN(await registry.metrics()),
-    setQueueStats(fn) {
+    setQueueStats(fn, name) {
       source = fn;
+      if (name !== undefined) storeName = name;
+    },
+    setWorkerSlots(fn) {
+      workerSlots = fn;
     },
     setLockStats(fn) {
       lockSource = fn;
     },
+    declarePipelines: (pipelines) => engine.declare(pipelines),
   };
 }
 
-/** Counters and the histogram fed by engine events, wrapped as an observer. */
-function createObserverMetrics(registry: Registry): EngineObserver {
-  const m = createEventMetrics(registry);
-  const compensation = createCompensationAndLocalCacheMetrics(registry);
-  return guarded({
-    ...createLockEventMetrics(registry),
-    stageExecuted(e: StageExecution) {
-      const stage = e.rollback ? `${e.stage}:rollback` : e.stage;
-      m.executions.inc({ pipeline: e.pipeline, stage, outcome: e.outcome });
-      if (Number.isFinite(e.durationMs)) m.duration.observe({ pipeline: e.pipeline, stage }, Math.max(0, e.durationMs) / 1000);
-      // Any throw that is not a StageFailure is retried as transient (Temporal's rule), hence the fallback.
-      if (e.outcome === 'retried') m.retries.inc({ pipeline: e.pipeline, stage, error_class: e.errorClass ?? 'transient' });
-      compensation.stageExecuted(e);
+/** The pipeline of a queue `<pipeline>.<stage>` (stage names hold no dot; pipeline names may). */
+function pipelineOfQueue(queue: string): string {
+  const dot = queue.lastIndexOf('.');
+  return dot > 0 ? queue.slice(0, dot) : queue;
+}
+
+/** A gauge whose samples are replaced at every scrape by `fill` (a vanished label set must not linger). */
+function scrapedGauge<L extends string>(
+  registry: Registry,
+  config: { name: string; help: string; labelNames: readonly L[] },
+  fill: (set: (labels: Record<L, string>, value: number) => void) => Promise<void> | void,
+): void {
+  new Gauge({
+    ...config,
+    registers: [registry],
+    async collect() {
+      const samples: [Record<L, string>, number][] = [];
+      await fill((labels, value) => samples.push([labels, value]));
+      this.reset();
+      for (const [labels, value] of samples) this.set(labels as never, value);
     },
-    idempotentSkip: (pipeline, stage) => m.skips.inc({ pipeline, stage }),
-    redelivered(queue, count) {
-      if (count > 0) m.redeliveries.inc({ queue }, count);
-    },
-    runStatus: (pipeline, status) => m.runs.inc({ pipeline, status }),
-    handlerAbandoned: (pipeline, stage) => m.abandoned.inc({ pipeline, stage }),
-    orphanedTempsCollected(count) {
-      if (count > 0) m.orphanedTemps.inc(count);
-    },
-    cacheRequest: (cache, result) => m.cacheRequests.inc({ cache, result }),
-    cacheBuild: (cache) => m.cacheBuilds.inc({ cache }),
-    duplicatePublishPrevented(pipeline, count) {
-      if (count > 0) m.publishPrevented.inc({ pipeline }, count);
-    },
-    localCacheRequest: compensation.localCacheRequest,
   });
 }
 
-/** The metrics engine events feed; names, labels and HELP texts are the public contract. */
-function createEventMetrics(registry: Registry) {
-  const registers = [registry];
-  const executions = new Counter({
-    name: 'kiln_stage_executions_total',
-    help: 'Stage executions by how they ended (succeeded, retried, dead_lettered, failed, parked, lease_lost, cancelled); rollbacks use stage "<stage>:rollback".',
-    labelNames: ['pipeline', 'stage', 'outcome'] as const,
-    registers,
-  });
-  const duration = new Histogram({
-    name: 'kiln_stage_duration_seconds',
-    help: 'Wall time of stage handler executions, whatever their outcome.',
-    labelNames: ['pipeline', 'stage'] as const,
-    buckets: [...STAGE_DURATION_BUCKETS_SECONDS],
-    registers,
-  });
-  const retries = new Counter({
-    name: 'kiln_stage_retries_total',
-    help: 'Failed stage attempts scheduled for a retry, by error class (transient, intervention).',
-    labelNames: ['pipeline', 'stage', 'error_class'] as const,
-    registers,
-  });
-  const skips = new Counter({
-    name: 'kiln_idempotent_skips_total',
-    help: 'Jobs acknowledged without running the handler because their idempotency key was already in the ledger.',
-    labelNames: ['pipeline', 'stage'] as const,
-    registers,
-  });
-  const redeliveries = new Counter({
-    name: 'kiln_redeliveries_total',
-    help: 'Jobs handed out again after their lease expired (a worker crashed or stalled).',
-    labelNames: ['queue'] as const,
-    registers,
-  });
-  const abandoned = new Counter({
-    name: 'kiln_handlers_abandoned_total',
-    help: 'Handlers that ignored their abort signal after a timeout and were abandoned still running.',
-    labelNames: ['pipeline', 'stage'] as const,
-    registers,
-  });
-  const runs = new Counter({
-    name: 'kiln_runs_total',
-    help: 'Runs reaching each status (submitted runs count as queued).',
-    labelNames: ['pipeline', 'status'] as const,
-    registers,
-  });
-  const orphanedTemps = new Counter({
-    name: 'kiln_orphaned_temps_collected_total',
-    help: 'Temp files left by crashed writers that the reaper removed after the grace period.',
-    registers,
-  });
-  const cacheRequests = new Counter({
-    name: 'kiln_cache_requests_total',
-    help: 'Single-flight cache lookups by result: hit, miss (this caller built), stale (served while revalidating), negative (cached permanent failure), wait (got another caller\'s build).',
-    labelNames: ['cache', 'result'] as const,
-    registers,
-  });
-  const cacheBuilds = new Counter({
-    name: 'kiln_cache_builds_total',
-    help: 'Cache builds started (a caller took the builder lease), revalidations included.',
-    labelNames: ['cache'] as const,
-    registers,
-  });
-  const publishPrevented = new Counter({
-    name: 'kiln_duplicate_publish_prevented_total',
-    help: 'Publications refused by compare-and-set because a same-or-newer one was already in place, or because the lock fence they were made under was no longer current.',
-    labelNames: ['pipeline'] as const,
-    registers,
-  });
-  return { executions, duration, retries, skips, redeliveries, abandoned, runs, orphanedTemps, cacheRequests, cacheBuilds, publishPrevented };
-}
-
-/** The observer port must never throw (it runs on the commit path); a metrics bug must not fail a job. */
-function guarded(observer: EngineObserver): EngineObserver {
-  const wrap =
-    <A extends unknown[]>(fn: (...args: A) => void) =>
-    (...args: A): void => {
-      try {
-        fn(...args);
-      } catch {
-        // Dropping one sample is the lesser harm.
-      }
-    };
-  return Object.fromEntries(Object.entries(observer).map(([name, fn]) => [name, wrap(fn as (...args: unknown[]) => void)])) as unknown as EngineObserver;
-}
-
-/** Gauges read from the store at scrape time; the three share one `queueStats()` call per scrape. */
-function registerQueueGauges(registry: Registry, source: () => QueueStatsSource | undefined): void {
-  const registers = [registry];
+/**
+ * Gauges read from the store at scrape time: they share one `queueStats()` call per scrape. The
+ * queue gauges stay empty when the read fails; `kiln_store_up` then reads 0.
+ */
+function registerStoreGauges(registry: Registry, source: () => QueueStatsSource | undefined, storeName: () => string): void {
   const errors = new Counter({
     name: 'kiln_queue_stats_errors_total',
     help: 'Scrapes whose queue stats could not be read from the store (queue gauges were left empty).',
-    registers,
+    registers: [registry],
     // Waits for this scrape's read, so a failure is counted in the same scrape that lacks the gauges.
     async collect() {
       await snapshot();
     },
   });
   // Declared after `errors` but only called from collect(), i.e. after both exist.
-  const snapshot = sharedPerScrape(async () => {
+  const snapshot = sharedPerScrape(async (): Promise<{ stats: QueueStats[]; up: boolean | null }> => {
     const fn = source();
-    if (!fn) return [];
+    if (!fn) return { stats: [], up: null };
     try {
-      return await fn();
+      return { stats: await fn(), up: true };
     } catch {
       errors.inc();
-      return [];
+      return { stats: [], up: false };
     }
   });
-  new Gauge({
-    name: 'kiln_queue_jobs',
-    help: 'Jobs per queue and state: ready (claimable now), scheduled (waiting for a backoff), leased, parked, dead.',
-    labelNames: ['queue', 'state'] as const,
-    registers,
-    async collect() {
-      const stats = await snapshot();
-      // Reset first: a queue that vanished must not keep reporting its last depth.
-      this.reset();
-      for (const s of stats) for (const state of QUEUE_JOB_STATES) this.set({ queue: s.queue, state }, s[state]);
+  scrapedGauge(
+    registry,
+    { name: 'kiln_store_up', help: "1 when the store answered this scrape's queue stats read, 0 when it did not (the store is unavailable).", labelNames: ['store'] },
+    async (set) => {
+      const { up } = await snapshot();
+      if (up !== null) set({ store: storeName() }, up ? 1 : 0);
     },
-  });
-  new Gauge({
-    name: 'kiln_queue_oldest_ready_age_seconds',
-    help: 'Age of the oldest job ready to run now, per queue (0 when none); growth means workers fall behind.',
-    labelNames: ['queue'] as const,
-    registers,
-    async collect() {
-      const stats = await snapshot();
-      this.reset();
-      for (const s of stats) this.set({ queue: s.queue }, s.oldestReadyAgeMs / 1000);
+  );
+  scrapedGauge(
+    registry,
+    { name: 'kiln_queue_jobs', help: 'Jobs per queue and state: ready (claimable now), scheduled (waiting for a backoff), leased, parked, dead.', labelNames: ['queue', 'state'] },
+    async (set) => {
+      for (const s of (await snapshot()).stats) for (const state of QUEUE_JOB_STATES) set({ queue: s.queue, state }, s[state]);
     },
-  });
-  new Gauge({
-    name: 'kiln_queue_paused',
-    help: '1 when the queue is paused (nothing is claimed from it), else 0.',
-    labelNames: ['queue'] as const,
-    registers,
-    async collect() {
-      const stats = await snapshot();
-      this.reset();
-      for (const s of stats) this.set({ queue: s.queue }, s.paused ? 1 : 0);
+  );
+  scrapedGauge(
+    registry,
+    { name: 'kiln_queue_oldest_ready_age_seconds', help: 'Age of the oldest job ready to run now, per queue (0 when none); growth means workers fall behind.', labelNames: ['queue'] },
+    async (set) => {
+      for (const s of (await snapshot()).stats) set({ queue: s.queue }, s.oldestReadyAgeMs / 1000);
     },
-  });
+  );
+  scrapedGauge(
+    registry,
+    { name: 'kiln_queue_paused', help: '1 when the queue is paused (nothing is claimed from it), else 0.', labelNames: ['queue'] },
+    async (set) => {
+      for (const s of (await snapshot()).stats) set({ queue: s.queue }, s.paused ? 1 : 0);
+    },
+  );
+  scrapedGauge(
+    registry,
+    { name: 'kiln_runs_parked', help: 'Runs waiting for an operator (parked after intervention errors), per pipeline: each holds one parked job.', labelNames: ['pipeline'] },
+    async (set) => {
+      const parked = new Map<string, number>();
+      for (const s of (await snapshot()).stats) parked.set(pipelineOfQueue(s.queue), (parked.get(pipelineOfQueue(s.queue)) ?? 0) + s.parked);
+      for (const [pipeline, count] of parked) set({ pipeline }, count);
+    },
+  );
+}
+
+/** This process's worker slots per queue: busy, total, and their ratio (for autoscalers). */
+function registerWorkerGauges(registry: Registry, slots: WorkerSlotsSource): void {
+  scrapedGauge(
+    registry,
+    { name: 'kiln_worker_slots', help: "Slots of this process's worker per queue (the stage's concurrency).", labelNames: ['queue'] },
+    (set) => {
+      for (const s of slots()) set({ queue: s.queue }, s.slots);
+    },
+  );
+  scrapedGauge(
+    registry,
+    { name: 'kiln_worker_busy_slots', help: "Slots of this process's worker running a handler now, per queue.", labelNames: ['queue'] },
+    (set) => {
+      for (const s of slots()) set({ queue: s.queue }, s.busy);
+    },
+  );
+  scrapedGauge(
+    registry,
+    { name: 'kiln_worker_utilization', help: "Busy slots / slots of this process's worker per queue, 0 to 1; across processes use sum(kiln_worker_busy_slots) / sum(kiln_worker_slots).", labelNames: ['queue'] },
+    (set) => {
+      for (const s of slots()) set({ queue: s.queue }, s.slots > 0 ? s.busy / s.slots : 0);
+    },
+  );
 }
 
 /**
@@ -259,7 +219,7 @@ function spellNaN(text: string): string {
 
 /**
  * Calls `load` once for all callers that ask while a call is in flight. prom-client collects all
- * metrics of a scrape concurrently, so the three queue gauges get one store query, not three.
+ * metrics of a scrape concurrently, so the store gauges get one store query, not one each.
  */
 function sharedPerScrape<T>(load: () => Promise<T>): () => Promise<T> {
   let inFlight: Promise<T> | null = null;
@@ -268,31 +228,5 @@ function sharedPerScrape<T>(load: () => Promise<T>): () => Promise<T> {
       inFlight = null;
     });
     return inFlight;
-  };
-}
-
-// --- Rollback failures and per-process cache LRUs (command stages, issue 11) ---------------------
-// Kept in a block of their own: other metric families are added above this line.
-
-/** `kiln_rollback_failures_total` and `kiln_local_cache_requests_total`, fed by two observer events. */
-function createCompensationAndLocalCacheMetrics(registry: Registry): Pick<EngineObserver, 'stageExecuted' | 'localCacheRequest'> {
-  const registers = [registry];
-  const rollbackFailures = new Counter({
-    name: 'kiln_rollback_failures_total',
-    help: 'Compensations (rollback jobs) that kept failing after their retries (or failed permanently) and parked their run for an operator.',
-    labelNames: ['pipeline', 'stage'] as const,
-    registers,
-  });
-  const localCacheRequests = new Counter({
-    name: 'kiln_local_cache_requests_total',
-    help: 'Lookups in a per-process LRU in front of the single-flight cache: hit (served from this process), miss (asked the shared cache).',
-    labelNames: ['cache', 'result'] as const,
-    registers,
-  });
-  return {
-    stageExecuted(e) {
-      if (e.rollback && e.outcome === 'parked') rollbackFailures.inc({ pipeline: e.pipeline, stage: e.stage });
-    },
-    localCacheRequest: (cache, result) => localCacheRequests.inc({ cache, result }),
   };
 }

@@ -10,12 +10,14 @@ import { describeCommit } from './jobs/commit.ts';
 import { describeCommitPublications } from './jobs/publish.ts';
 import { describeReap, describeRelease } from './jobs/release-and-reap.ts';
 import { describeSubmitBatches, describeSubmitOne } from './jobs/submit.ts';
+import { describeTraceParent } from './jobs/trace-parent.ts';
 
 /** Declares the jobs sub-port's tests. */
 export function describeJobsPort(harness: StoreHarness): void {
   describe('jobs sub-port', () => {
     describeSubmitOne(harness);
     describeSubmitBatches(harness);
+    describeTraceParent(harness);
     describeClaim(harness);
     describeRenew(harness);
     describeCommit(harness);

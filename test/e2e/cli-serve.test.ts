@@ -72,7 +72,7 @@ test('kiln serve answers /healthz within 10 s, runs a demo run over HTTP and exi
     ['succeeded', 'succeeded', 'succeeded'],
   );
   const metrics = await (await fetch(`${base}/metrics`)).text();
-  assert.match(metrics, /kiln_runs_total\{pipeline="demo.sleep",status="succeeded"\} 1/);
+  assert.match(metrics, /kiln_runs_total\{pipeline="demo.sleep",status="succeeded",tenant=""\} 1/);
 
   proc.child.kill('SIGTERM');
   const exit = await proc.exited;

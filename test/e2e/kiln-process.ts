@@ -12,11 +12,14 @@ export const KILN_BIN = fileURLToPath(new URL('../../bin/kiln.js', import.meta.u
 /** Absolute path of the repository's src/index.ts (for test pipeline modules). */
 export const KILN_INDEX = fileURLToPath(new URL('../../src/index.ts', import.meta.url));
 
-/** The environment minus everything kiln reads, so the host's settings cannot leak into a test. */
+/**
+ * The environment minus everything kiln reads (OpenTelemetry's `OTEL_*` included), so the host's
+ * settings cannot leak into a test.
+ */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (k.startsWith('KILN_') || k === 'PORT' || k === 'HOST') continue;
+    if (k.startsWith('KILN_') || k.startsWith('OTEL_') || k === 'PORT' || k === 'HOST') continue;
     env[k] = v;
   }
   return { ...env, ...extra };

@@ -14,6 +14,7 @@ import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln, PolicyOverrides, Worker } from '../../src/engine/kiln-types.ts';
 import { buildApp } from '../../src/http/build-app.ts';
 import { createMetrics } from '../../src/observe/metrics.ts';
+import type { PipelineDefinition } from '../../src/core/pipeline/define-pipeline.ts';
 import { builtinPipelines, builtinRoutes } from '../../src/pipelines/index.ts';
 
 /** A store plus what removes its data once closed (a PostgreSQL schema, say). */
@@ -60,6 +61,8 @@ export interface HarnessOptions {
   logger?: Logger;
   /** Handed to `buildApp`: requests unanswered this long get 503. */
   requestTimeoutMs?: number;
+  /** Registered instead of the built-in pipelines (without their routes, or policies unless given). */
+  pipelines?: readonly PipelineDefinition[];
 }
 
 /** Quick retries so failing runs reach their end state within the test. */
@@ -87,8 +90,8 @@ export async function openHttpHarness(createStore: StoreFactory, options: Harnes
   const kiln = createKiln({
     store,
     artifacts: createFsArtifactStore({ root: join(dir, 'artifacts') }),
-    pipelines: builtinPipelines,
-    policies: options.policies ?? FAST_POLICIES,
+    pipelines: options.pipelines ?? builtinPipelines,
+    policies: options.policies ?? (options.pipelines ? {} : FAST_POLICIES),
     observer: metrics.observer,
   });
   metrics.setQueueStats(() => kiln.queues());

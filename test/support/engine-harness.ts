@@ -32,6 +32,16 @@ export interface Recorded {
   /** Wait (ms) of each lock acquisition, in order. */
   lockAcquiredWaitMs: number[];
   staleLocksReaped: number;
+  /** `<pipeline>:<status>:<ms>` per finished run. */
+  runsFinished: string[];
+  dedupHits: number;
+  /** Claims per queue. */
+  claimed: Record<string, number>;
+  timeouts: string[];
+  heartbeatLosses: string[];
+  artifactWriteFailures: number;
+  /** `<pipeline>:<profile>` per requested publication. */
+  publicationsRequested: string[];
 }
 
 /** An observer that records into {@link Recorded}. */
@@ -50,6 +60,13 @@ export function createRecorder(): { observer: EngineObserver; recorded: Recorded
     lockWaits: [],
     lockAcquiredWaitMs: [],
     staleLocksReaped: 0,
+    runsFinished: [],
+    dedupHits: 0,
+    claimed: {},
+    timeouts: [],
+    heartbeatLosses: [],
+    artifactWriteFailures: 0,
+    publicationsRequested: [],
   };
   const observer: EngineObserver = {
     stageExecuted: (e) => recorded.executions.push(e),
@@ -65,6 +82,13 @@ export function createRecorder(): { observer: EngineObserver; recorded: Recorded
     lockWaited: (p, s) => recorded.lockWaits.push(`${p}.${s}`),
     lockAcquired: (_p, _s, waitMs) => recorded.lockAcquiredWaitMs.push(waitMs),
     staleLocksReaped: (n) => (recorded.staleLocksReaped += n),
+    runFinished: (pipeline, status, ms) => recorded.runsFinished.push(`${pipeline}:${status}:${ms}`),
+    submitDeduplicated: (_pipeline, n) => (recorded.dedupHits += n),
+    jobsClaimed: (q, n) => (recorded.claimed[q] = (recorded.claimed[q] ?? 0) + n),
+    stageTimedOut: (p, s) => recorded.timeouts.push(`${p}.${s}`),
+    heartbeatLost: (q) => recorded.heartbeatLosses.push(q),
+    artifactWriteFailed: () => (recorded.artifactWriteFailures += 1),
+    publicationsRequested: (p, profiles) => recorded.publicationsRequested.push(...profiles.map((profile) => `${p}:${profile}`)),
   };
   return { observer, recorded };
 }

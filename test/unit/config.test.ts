@@ -80,7 +80,7 @@ describe('loadConfig', () => {
       workDir: join(configDir.path(), 'kiln-data/work'),
       lock: { provider: 'sqlite', ttlMs: 30_000 },
     });
-    assert.deepEqual(config.log, { level: 'info' });
+    assert.deepEqual(config.log, { level: 'info', format: 'auto' });
     assert.deepEqual(config.policies, {});
     assert.ok(Object.isFrozen(config) && Object.isFrozen(config.http) && Object.isFrozen(config.policies));
     assert.throws(() => {
@@ -101,6 +101,15 @@ describe('loadConfig', () => {
       [withFlags.http.port, withFlags.http.host, withFlags.log.level, withFlags.store],
       [8083, 'flag-host', 'error', { kind: 'sqlite', path: join(configDir.path(), 'flag.db') }],
     );
+  });
+
+  test('log.format comes from the file, KILN_LOG_FORMAT or --log-format, and only json, pretty or auto pass', () => {
+    writeYaml('log: { format: json }\n');
+    assert.equal(load().log.format, 'json');
+    assert.equal(load({ env: { KILN_LOG_FORMAT: 'pretty' } }).log.format, 'pretty');
+    assert.equal(load({ env: { KILN_LOG_FORMAT: 'pretty' }, flags: { logFormat: 'auto' } }).log.format, 'auto');
+    const issues = issuesOf(() => load({ env: { KILN_LOG_FORMAT: 'fancy' } }));
+    assert.ok(issues.some((i) => i.path === 'KILN_LOG_FORMAT' || i.path === 'log.format'), JSON.stringify(issues));
   });
 
   test('KILN_-prefixed variables win over the generic HOST and PORT, and empty values count as unset', () => {

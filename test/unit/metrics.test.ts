@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { QueueStats } from '../../src/core/model.ts';
+import { MAX_TENANT_LABELS } from '../../src/observe/engine-metrics.ts';
 import { createMetrics } from '../../src/observe/metrics.ts';
 
 interface Sample {
@@ -124,8 +125,8 @@ describe('metrics', () => {
     assert.equal(find(exp, 'kiln_stage_retries_total', { pipeline: 'demo', stage: 'a', error_class: 'transient' }), 1);
     assert.equal(find(exp, 'kiln_idempotent_skips_total', { pipeline: 'demo', stage: 'b' }), 1);
     assert.equal(find(exp, 'kiln_redeliveries_total', { queue: 'demo.a' }), 3);
-    assert.equal(find(exp, 'kiln_runs_total', { pipeline: 'demo', status: 'queued' }), 1);
-    assert.equal(find(exp, 'kiln_runs_total', { pipeline: 'demo', status: 'succeeded' }), 1);
+    assert.equal(find(exp, 'kiln_runs_total', { pipeline: 'demo', status: 'queued', tenant: '' }), 1);
+    assert.equal(find(exp, 'kiln_runs_total', { pipeline: 'demo', status: 'succeeded', tenant: '' }), 1);
     assert.equal(find(exp, 'kiln_handlers_abandoned_total', { pipeline: 'demo', stage: 'a' }), 1);
 
     const bucket = (le: string) => find(exp, 'kiln_stage_duration_seconds_bucket', { pipeline: 'demo', stage: 'a', le });
@@ -137,6 +138,101 @@ describe('metrics', () => {
     assert.equal(find(exp, 'kiln_stage_duration_seconds_count', { pipeline: 'demo', stage: 'a' }), 4);
     assert.equal(find(exp, 'kiln_stage_duration_seconds_sum', { pipeline: 'demo', stage: 'a' }), 2.505);
     assert.equal(find(exp, 'kiln_stage_duration_seconds_count', { pipeline: 'demo', stage: 'a:rollback' }), 1);
+  });
+
+  test('the events of issue 10 feed latency, run duration, claims, acks, attempts, timeouts, losses, failures, dedup hits and publications', async () => {
+    const metrics = createMetrics();
+    const o = metrics.observer;
+    o.stageExecuted({ pipeline: 'demo', stage: 'a', outcome: 'succeeded', durationMs: 3, rollback: false, attempt: 2, sinceEnqueuedMs: 1_500 });
+    o.stageExecuted({ pipeline: 'demo', stage: 'a', outcome: 'retried', durationMs: 3, rollback: false, attempt: 1, sinceEnqueuedMs: 20 });
+    o.stageExecuted({ pipeline: 'demo', stage: 'a', outcome: 'lease_lost', durationMs: 3, rollback: false, attempt: 1 });
+    o.stageExecuted({ pipeline: 'demo', stage: 'a', outcome: 'dead_lettered', durationMs: 3, rollback: true, attempt: 3, sinceEnqueuedMs: 5 });
+    o.runFinished('demo', 'succeeded', 2_000);
+    o.submitDeduplicated('demo', 2);
+    o.jobsClaimed('demo.a', 3);
+    o.stageTimedOut('demo', 'a');
+    o.heartbeatLost('demo.a');
+    o.artifactWriteFailed();
+    o.publicationsRequested('demo', ['thumb', 'preview', 'thumb']);
+    const exp = parseExposition(await metrics.render());
+
+    assert.equal(find(exp, 'kiln_stage_latency_seconds_count', { pipeline: 'demo', stage: 'a' }), 1, 'only successes are enqueue-to-done');
+    assert.equal(find(exp, 'kiln_stage_latency_seconds_sum', { pipeline: 'demo', stage: 'a' }), 1.5);
+    assert.equal(find(exp, 'kiln_stage_attempts_before_success_bucket', { pipeline: 'demo', stage: 'a', le: '1' }), 0);
+    assert.equal(find(exp, 'kiln_stage_attempts_before_success_bucket', { pipeline: 'demo', stage: 'a', le: '2' }), 1);
+    assert.equal(find(exp, 'kiln_jobs_acked_total', { queue: 'demo.a' }), 3, 'committed outcomes, rollbacks included; lease_lost is no ack');
+    assert.equal(find(exp, 'kiln_jobs_claimed_total', { queue: 'demo.a' }), 3);
+    assert.equal(find(exp, 'kiln_rollback_failures_total', { pipeline: 'demo', stage: 'a' }), 1);
+    assert.equal(find(exp, 'kiln_run_duration_seconds_sum', { pipeline: 'demo', status: 'succeeded' }), 2);
+    assert.equal(find(exp, 'kiln_submit_dedup_hits_total', { pipeline: 'demo' }), 2);
+    assert.equal(find(exp, 'kiln_stage_timeouts_total', { pipeline: 'demo', stage: 'a' }), 1);
+    assert.equal(find(exp, 'kiln_heartbeat_losses_total', { queue: 'demo.a' }), 1);
+    assert.equal(find(exp, 'kiln_artifact_commit_failures_total', {}), 1);
+    assert.equal(find(exp, 'kiln_publish_requests_total', { pipeline: 'demo', profile: 'thumb' }), 2);
+    assert.equal(find(exp, 'kiln_publish_requests_total', { pipeline: 'demo', profile: 'preview' }), 1);
+  });
+
+  test('tenants label kiln_runs_total up to a bound; later tenants count as other', async () => {
+    const metrics = createMetrics();
+    for (let i = 0; i < MAX_TENANT_LABELS + 5; i++) metrics.observer.runStatus('demo', 'queued', `tenant-${i}`);
+    metrics.observer.runStatus('demo', 'queued', 'tenant-0');
+    metrics.observer.runStatus('demo', 'queued', null);
+    const exp = parseExposition(await metrics.render());
+    const tenants = new Set(exp.samples.filter((s) => s.name === 'kiln_runs_total').map((s) => s.labels['tenant']));
+    assert.equal(tenants.size, MAX_TENANT_LABELS + 2, 'the bounded tenants, "other" and none');
+    assert.equal(find(exp, 'kiln_runs_total', { pipeline: 'demo', status: 'queued', tenant: 'tenant-0' }), 2);
+    assert.equal(find(exp, 'kiln_runs_total', { pipeline: 'demo', status: 'queued', tenant: 'other' }), 5);
+    assert.equal(find(exp, 'kiln_runs_total', { pipeline: 'demo', status: 'queued', tenant: '' }), 1);
+  });
+
+  test('declared pipelines have zero series for every stage, queue and outcome before any event', async () => {
+    const metrics = createMetrics();
+    metrics.declarePipelines([{ name: 'demo.two', stages: [{ name: 'a' }, { name: 'b', rollback: () => null }] }]);
+    const exp = parseExposition(await metrics.render());
+    for (const outcome of ['succeeded', 'retried', 'dead_lettered', 'failed', 'parked', 'lease_lost', 'cancelled']) {
+      assert.equal(find(exp, 'kiln_stage_executions_total', { pipeline: 'demo.two', stage: 'a', outcome }), 0, outcome);
+      assert.equal(find(exp, 'kiln_stage_executions_total', { pipeline: 'demo.two', stage: 'b:rollback', outcome }), 0, outcome);
+    }
+    assert.equal(find(exp, 'kiln_stage_executions_total', { pipeline: 'demo.two', stage: 'a:rollback', outcome: 'succeeded' }), undefined, 'a has no rollback');
+    assert.equal(find(exp, 'kiln_rollback_failures_total', { pipeline: 'demo.two', stage: 'b' }), 0);
+    for (const name of ['kiln_jobs_claimed_total', 'kiln_jobs_acked_total', 'kiln_redeliveries_total', 'kiln_heartbeat_losses_total']) {
+      assert.equal(find(exp, name, { queue: 'demo.two.b' }), 0, name);
+    }
+    assert.equal(find(exp, 'kiln_stage_latency_seconds_count', { pipeline: 'demo.two', stage: 'a' }), 0);
+    assert.equal(find(exp, 'kiln_run_duration_seconds_count', { pipeline: 'demo.two', status: 'dead_lettered' }), 0);
+    assert.equal(find(exp, 'kiln_runs_total', { pipeline: 'demo.two', status: 'parked', tenant: '' }), 0);
+    assert.equal(find(exp, 'kiln_submit_dedup_hits_total', { pipeline: 'demo.two' }), 0);
+  });
+
+  test('store gauges: kiln_store_up follows the queue stats read, parked runs are summed per pipeline', async () => {
+    let down = false;
+    const metrics = createMetrics({
+      storeName: 'sqlite',
+      queueStats: async () => {
+        if (down) throw new Error('store down');
+        return [stats('demo.two.a', { parked: 2 }), stats('demo.two.b', { parked: 1 }), stats('other.a')];
+      },
+    });
+    let exp = parseExposition(await metrics.render());
+    assert.equal(find(exp, 'kiln_store_up', { store: 'sqlite' }), 1);
+    assert.equal(find(exp, 'kiln_runs_parked', { pipeline: 'demo.two' }), 3);
+    assert.equal(find(exp, 'kiln_runs_parked', { pipeline: 'other' }), 0);
+    down = true;
+    exp = parseExposition(await metrics.render());
+    assert.equal(find(exp, 'kiln_store_up', { store: 'sqlite' }), 0);
+    assert.equal(find(exp, 'kiln_runs_parked', { pipeline: 'demo.two' }), undefined);
+    assert.equal(parseExposition(await createMetrics().render()).samples.filter((x) => x.name === 'kiln_store_up').length, 0, 'no store, no gauge');
+  });
+
+  test("worker gauges report the worker's busy slots, slots and utilization per queue", async () => {
+    const metrics = createMetrics();
+    assert.equal(find(parseExposition(await metrics.render()), 'kiln_worker_slots', { queue: 'demo.a' }), undefined, 'no worker, no gauge');
+    metrics.setWorkerSlots(() => [{ queue: 'demo.a', busy: 3, slots: 4 }, { queue: 'demo.b', busy: 0, slots: 0 }]);
+    const exp = parseExposition(await metrics.render());
+    assert.equal(find(exp, 'kiln_worker_slots', { queue: 'demo.a' }), 4);
+    assert.equal(find(exp, 'kiln_worker_busy_slots', { queue: 'demo.a' }), 3);
+    assert.equal(find(exp, 'kiln_worker_utilization', { queue: 'demo.a' }), 0.75);
+    assert.equal(find(exp, 'kiln_worker_utilization', { queue: 'demo.b' }), 0);
   });
 
   test('queue gauges are read at scrape time, once per scrape, and vanished queues disappear', async () => {
@@ -208,8 +304,8 @@ describe('metrics', () => {
     const second = createMetrics();
     first.observer.runStatus('demo', 'queued');
     assert.notEqual(first.registry, second.registry);
-    assert.equal(find(parseExposition(await first.render()), 'kiln_runs_total', { pipeline: 'demo', status: 'queued' }), 1);
-    assert.equal(find(parseExposition(await second.render()), 'kiln_runs_total', { pipeline: 'demo', status: 'queued' }), undefined);
+    assert.equal(find(parseExposition(await first.render()), 'kiln_runs_total', { pipeline: 'demo', status: 'queued', tenant: '' }), 1);
+    assert.equal(find(parseExposition(await second.render()), 'kiln_runs_total', { pipeline: 'demo', status: 'queued', tenant: '' }), undefined);
   });
 
   test('the observer never throws, even on nonsense input', () => {
@@ -245,6 +341,13 @@ describe('exposition lint', () => {
     metrics.observer.lockAcquired('p', 's', 250);
     metrics.observer.staleLocksReaped(1);
     metrics.observer.redelivered('p.s', 2);
+    metrics.declarePipelines([{ name: 'p', stages: [{ name: 's', rollback: () => null }] }]);
+    metrics.setWorkerSlots(() => [{ queue: 'p.s', busy: 1, slots: 2 }]);
+    metrics.observer.runStatus('p', 'queued', 'acme');
+    metrics.observer.publicationsRequested('p', ['thumb']);
+    metrics.observer.cacheRequest('c', 'hit');
+    metrics.observer.cacheBuild('c');
+    metrics.observer.artifactWriteFailed();
     const result = spawnSync('promtool', ['check', 'metrics'], { input: await metrics.render(), encoding: 'utf8' });
     assert.equal(result.status, 0, `${result.stdout}${result.stderr}`);
   });

@@ -6,9 +6,11 @@ import { context, ROOT_CONTEXT, type Context, type ContextManager } from '@opent
 import { ValidationError } from '../../src/core/errors.ts';
 import type { Logger } from '../../src/core/logger.ts';
 import { createLogger } from '../../src/observe/logger.ts';
-import { currentTraceId, newTraceId, withSpan } from '../../src/observe/tracing.ts';
+import { systemClock } from '../../src/core/clock.ts';
+import { createIdGenerator } from '../../src/core/ids.ts';
+import { currentTraceId, formatTraceparent, mintSpanContext, parseTraceparent, runTraceContext, withSpan } from '../../src/engine/tracing.ts';
 
-function capture(): { stream: PassThrough; lines: () => Record<string, unknown>[] } {
+function capture(): { stream: PassThrough; text: () => string; lines: () => Record<string, unknown>[] } {
   const stream = new PassThrough();
   let text = '';
   stream.on('data', (chunk: Buffer) => {
@@ -16,6 +18,7 @@ function capture(): { stream: PassThrough; lines: () => Record<string, unknown>[
   });
   return {
     stream,
+    text: () => text,
     lines: () =>
       text
         .split('\n')
@@ -68,6 +71,26 @@ describe('logger', () => {
     assert.match(String(line['time']), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   });
 
+  test('on a terminal lines are readable text (pino-pretty); elsewhere JSON; log.format overrides either way', async () => {
+    const terminal = capture();
+    Object.assign(terminal.stream, { isTTY: true });
+    createLogger({ level: 'info', destination: terminal.stream }).info({ run_id: 'run_1' }, 'stage started');
+    const forcedJson = capture();
+    Object.assign(forcedJson.stream, { isTTY: true });
+    createLogger({ level: 'info', destination: forcedJson.stream, format: 'json' }).info('as json');
+    const forcedPretty = capture();
+    createLogger({ level: 'info', destination: forcedPretty.stream, format: 'pretty' }).warn('as text');
+    await new Promise((resolve) => setImmediate(resolve));
+    // Colored on a terminal: compare without the escape codes.
+    const plain = terminal.text().replace(/\x1b\[[0-9;]*m/g, '');
+    assert.notEqual(plain, terminal.text(), 'a terminal gets colors');
+    assert.match(plain, /INFO: stage started/);
+    assert.match(plain, /run_id: "run_1"/);
+    assert.throws(() => JSON.parse(terminal.text()));
+    assert.equal(forcedJson.lines()[0]?.['msg'], 'as json');
+    assert.match(forcedPretty.text(), /WARN.*as text/);
+  });
+
   test('silent logs nothing and an unknown level is a ValidationError', async () => {
     const out = capture();
     createLogger({ level: 'silent', destination: out.stream }).error('dropped');
@@ -77,11 +100,13 @@ describe('logger', () => {
   });
 });
 
-describe('tracing', () => {
-  test('without an SDK, withSpan runs the function, passes results and errors through, and no trace id is active', async () => {
-    assert.equal(await withSpan('kiln.test', { a: 1 }, async () => currentTraceId() ?? 'none'), 'none');
+describe('tracing (API only, no SDK)', () => {
+  const ids = createIdGenerator(systemClock);
+
+  test('withSpan runs the function, passes results and errors through, and no trace id is active', async () => {
+    assert.equal(await withSpan('kiln.test', async () => currentTraceId() ?? 'none'), 'none');
     await assert.rejects(
-      withSpan('kiln.test', {}, async () => {
+      withSpan('kiln.test', async () => {
         throw new Error('boom');
       }),
       /boom/,
@@ -89,23 +114,52 @@ describe('tracing', () => {
     assert.equal(currentTraceId(), undefined);
   });
 
-  test('newTraceId gives a fresh random 32-hex id when no span is active', () => {
-    const a = newTraceId();
-    const b = newTraceId();
-    assert.match(a, /^[0-9a-f]{32}$/);
-    assert.notEqual(a, b);
+  test('parseTraceparent accepts W3C headers and refuses invalid ones; formatTraceparent writes version 00', () => {
+    const header = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const parsed = parseTraceparent(header);
+    assert.deepEqual(parsed, { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1, isRemote: true });
+    assert.equal(formatTraceparent(parsed!), header);
+    assert.equal(parseTraceparent(header.toUpperCase())?.traceId, '4bf92f3577b34da6a3ce929d0e0e4736');
+    assert.equal(formatTraceparent(parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00')!).slice(-2), '00');
+    // A later version may append fields; version 00 may not.
+    assert.ok(parseTraceparent('01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra'));
+    for (const bad of [
+      undefined,
+      '',
+      `${header}-extra`,
+      'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
+      '00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01',
+      '00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01',
+    ]) {
+      assert.equal(parseTraceparent(bad), undefined, String(bad));
+    }
   });
 
-  test('with a context manager, a span continued from a stored trace id exposes that id inside', async () => {
+  test('mintSpanContext gives fresh valid ids, or keeps a given trace id', () => {
+    const a = mintSpanContext(ids);
+    const b = mintSpanContext(undefined);
+    for (const sc of [a, b]) {
+      assert.match(sc.traceId, /^[0-9a-f]{32}$/);
+      assert.match(sc.spanId, /^[0-9a-f]{16}$/);
+    }
+    assert.notEqual(a.traceId, b.traceId);
+    assert.equal(mintSpanContext(ids, '4bf92f3577b34da6a3ce929d0e0e4736').traceId, '4bf92f3577b34da6a3ce929d0e0e4736');
+  });
+
+  test('with a context manager, the context continued from a run carries its trace id, stored parent or not', async () => {
     const manager = new AsyncLocalContextManager();
     assert.ok(context.setGlobalContextManager(manager));
     try {
-      const traceId = newTraceId();
-      const seen = await withSpan('kiln.job', { stage: 'a' }, async () => {
-        await Promise.resolve();
-        return [currentTraceId(), newTraceId()];
-      }, { traceId });
-      assert.deepEqual(seen, [traceId, traceId]);
+      const run = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', traceParent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' };
+      const inside = (parent: Context) =>
+        context.with(parent, async () => {
+          await Promise.resolve();
+          return currentTraceId();
+        });
+      assert.equal(await inside(runTraceContext(run, ids)), run.traceId);
+      // Runs stored before trace parents were kept continue their trace id under a made-up parent.
+      assert.equal(await inside(runTraceContext({ traceId: run.traceId, traceParent: null }, ids)), run.traceId);
       assert.equal(currentTraceId(), undefined);
     } finally {
       context.disable();

@@ -22,7 +22,7 @@ async function serve(ctx: CliContext, options: ServeOptions): Promise<void> {
     ...(options.host === undefined ? {} : { host: options.host }),
     ...(options.port === undefined ? {} : { port: options.port }),
   };
-  const rt = await openCommandRuntime(ctx, options, { flags });
+  const rt = await openCommandRuntime(ctx, options, { flags, command: 'serve' });
   const { config, kiln, logger } = rt;
   const app = buildApp({
     kiln,
@@ -43,7 +43,11 @@ async function serve(ctx: CliContext, options: ServeOptions): Promise<void> {
   }
   const worker = options.worker === false ? undefined : rt.createWorker(options.workerId === undefined ? {} : { workerId: options.workerId });
   worker?.start();
-  logger.info({ url, worker_id: worker?.id ?? null, store: describeStore(config.store), pipelines: [...kiln.pipelines.keys()] }, `kiln serving on ${url}`);
+  const where = { api: `${url}/v1`, dashboard: `${url}/dashboard`, metrics: `${url}/metrics` };
+  logger.info(
+    { url, ...where, worker_id: worker?.id ?? null, store: describeStore(config.store), pipelines: [...kiln.pipelines.keys()], traces: rt.tracing.endpoint ?? 'off' },
+    `kiln serving on ${url} (API ${where.api}, dashboard ${where.dashboard}, metrics ${where.metrics})`,
+  );
 
   const signal = await shutdown;
   logger.info({ signal, in_flight: worker?.inFlight() ?? 0, grace_ms: config.worker.shutdownGraceMs }, 'shutting down');

@@ -12,14 +12,17 @@ interface WorkerCommandOptions extends GlobalOptions {
 
 async function runWorker(ctx: CliContext, options: WorkerCommandOptions): Promise<void> {
   const shutdown = ctx.shutdownRequested();
-  const rt = await openCommandRuntime(ctx, options);
+  const rt = await openCommandRuntime(ctx, options, { command: 'worker' });
   const { config, logger } = rt;
   const worker = rt.createWorker({
     ...(options.workerId === undefined ? {} : { workerId: options.workerId }),
     ...(options.queues === undefined ? {} : { queues: options.queues }),
   });
   worker.start();
-  logger.info({ worker_id: worker.id, queues: options.queues ?? 'all', store: describeStore(config.store) }, 'kiln worker started');
+  logger.info(
+    { worker_id: worker.id, queues: options.queues ?? 'all', store: describeStore(config.store), traces: rt.tracing.endpoint ?? 'off' },
+    'kiln worker started',
+  );
 
   const signal = await shutdown;
   logger.info({ signal, in_flight: worker.inFlight(), grace_ms: config.worker.shutdownGraceMs }, 'shutting down');

@@ -47,6 +47,8 @@ export interface SubmitRunRequest {
   subjectVersion?: number;
   tenant?: string;
   traceId?: string;
+  /** See `Run.traceParent`; its trace id should equal `traceId`. */
+  traceParent?: string;
 }
 
 /** Result of one request of {@link JobsPort.submit}. */

@@ -10,19 +10,14 @@ export interface RunRoutesOptions {
   kiln: Kiln;
 }
 
-/** W3C `traceparent`: version-traceid-parentid-flags; we keep the trace id. */
-const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
-
-function submitOptions(body: SubmitRunBody, headers: SubmitRunHeaders): SubmitOptions {
-  const options: SubmitOptions = {};
+/** The submission options of a request: its idempotency key, subject, tenant and trace. */
+function submitOptions(body: SubmitRunBody, headers: SubmitRunHeaders, traceparent: string): SubmitOptions {
+  const options: SubmitOptions = { traceparent };
   const key = headers['idempotency-key'];
   if (key !== undefined) options.idempotencyKey = key;
   if (body.subjectId !== undefined) options.subjectId = body.subjectId;
   if (body.subjectVersion !== undefined) options.subjectVersion = body.subjectVersion;
   if (body.tenant !== undefined) options.tenant = body.tenant;
-  const traceId = headers.traceparent?.match(TRACEPARENT)?.[1];
-  // An all-zero trace id is invalid per the W3C spec; ignore it rather than propagate it.
-  if (traceId !== undefined && !/^0+$/.test(traceId)) options.traceId = traceId;
   return options;
 }
 
@@ -34,7 +29,7 @@ export const runRoutes: FastifyPluginAsync<RunRoutesOptions> = async (app, { kil
     async (request, reply) => {
       const { pipeline, input } = request.body;
       // Omitted input means {}; an explicit null goes to the pipeline like any other value.
-      const { run, created } = await kiln.submit(pipeline, input === undefined ? {} : input, submitOptions(request.body, request.headers));
+      const { run, created } = await kiln.submit(pipeline, input === undefined ? {} : input, submitOptions(request.body, request.headers, request.traceparent));
       void reply.header('location', `/v1/runs/${encodeURIComponent(run.id)}`);
       // A repeated Idempotency-Key answers with the run it created first (Stripe's convention).
       if (!created) return reply.status(200).header('idempotent-replayed', 'true').send(runView(run));

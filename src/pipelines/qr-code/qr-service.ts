@@ -35,14 +35,19 @@ export interface QrRequest {
   source: 'json' | 'query';
   waitMs: number;
   idempotencyKey?: string;
+  /** W3C `traceparent` of the caller: a run started for the request joins its trace. */
+  traceparent?: string;
 }
 
 /** The QR service over one engine. */
 export interface QrService {
   /** Renders (or finds) the image of a request, waiting up to `waitMs` for it. */
   request(request: QrRequest): Promise<QrAnswer>;
-  /** The image if published, else the run building it (started again if needed); `NotFoundError` for an unknown hash. */
-  byHash(hash: string): Promise<QrAnswer>;
+  /**
+   * The image if published, else the run building it (started again if needed, joining the trace
+   * of `traceparent`); `NotFoundError` for an unknown hash.
+   */
+  byHash(hash: string, traceparent?: string): Promise<QrAnswer>;
   /** The run of a request id (request ids are run ids) and its content hash; `NotFoundError` if unknown or not a QR run. */
   requestRun(id: string): Promise<{ run: Run; hash: string }>;
 }
@@ -74,12 +79,12 @@ export function createQrService(kiln: Kiln): QrService {
   };
 
   /** The live (or succeeded) run of `hash`: identical requests share it; failed runs are followed by a new one. */
-  const ensureRun = async (canonical: JsonValue, hash: string): Promise<Run> => {
+  const ensureRun = async (canonical: JsonValue, hash: string, traceparent: string | undefined): Promise<Run> => {
     // Remembered so that `GET /v1/qr/:hash` can start the render again after a failed run.
     await kiln.rememberRequest({ scope: CONTENT_SCOPE, key: hash, requestHash: hash, value: canonical });
     let key = hash;
     for (let i = 0; ; i++) {
-      const { run } = await kiln.submit(QR_PIPELINE, canonical, { idempotencyKey: key });
+      const { run } = await kiln.submit(QR_PIPELINE, canonical, { idempotencyKey: key, ...(traceparent === undefined ? {} : { traceparent }) });
       if (!RESUBMITTABLE.has(run.status)) return run;
       if (isPermanentFailure(run) || i === MAX_RESUBMITS) throw runFailure(run);
       // Derived from the failed run, so every request that sees it picks the same next key.
@@ -132,27 +137,28 @@ export function createQrService(kiln: Kiln): QrService {
     }
   };
 
-  const build = async (options: QrOptions, waitMs: number): Promise<QrAnswer> => {
+  const build = async (options: QrOptions, waitMs: number, traceparent: string | undefined): Promise<QrAnswer> => {
     const canonical = canonicalQrRequest(options);
     const hash = qrContentHash(options);
     const image = await lookup(hash);
     if (image) return { kind: 'image', hash, image };
-    const run = await coalesce(runsInFlight, hash, () => ensureRun(canonical, hash));
+    // Identical requests in flight share the first one's run, and so its trace.
+    const run = await coalesce(runsInFlight, hash, () => ensureRun(canonical, hash, traceparent));
     return waitMs > 0 || run.status === 'succeeded' ? waitForImage(hash, run, waitMs) : { kind: 'pending', hash, run };
   };
 
   return {
-    async request({ raw, source, waitMs, idempotencyKey }) {
+    async request({ raw, source, waitMs, idempotencyKey, traceparent }) {
       const options = parseQrRequest(raw, source);
       if (idempotencyKey !== undefined) await checkIdempotencyKey(idempotencyKey, qrContentHash(options));
-      return build(options, waitMs);
+      return build(options, waitMs, traceparent);
     },
-    async byHash(hash) {
+    async byHash(hash, traceparent) {
       const image = await lookup(hash);
       if (image) return { kind: 'image', hash, image };
       const record = await kiln.getRequest(CONTENT_SCOPE, hash);
       if (!record) throw new NotFoundError('qr image', hash);
-      return build(parseQrRequest(record.value, 'json'), 0);
+      return build(parseQrRequest(record.value, 'json'), 0, traceparent);
     },
     async requestRun(id) {
       const { run } = await kiln.getRun(id).catch((err: unknown) => {

@@ -68,18 +68,18 @@ export const qrRoutes: PipelineRoutes = {
     app.post('/v1/qr', async (request, reply) => {
       const { raw, waitMs } = takeWait(request.body, request.query as Record<string, unknown>);
       const key = idempotencyKeyOf(request);
-      return send(request, reply, await qr.request({ raw, source: 'json', waitMs, ...(key === undefined ? {} : { idempotencyKey: key }) }));
+      return send(request, reply, await qr.request({ raw, source: 'json', waitMs, traceparent: request.traceparent, ...(key === undefined ? {} : { idempotencyKey: key }) }));
     });
 
     app.get('/v1/qr', async (request, reply) => {
       const { raw, waitMs } = takeWait(request.query, {});
-      return send(request, reply, await qr.request({ raw, source: 'query', waitMs }));
+      return send(request, reply, await qr.request({ raw, source: 'query', waitMs, traceparent: request.traceparent }));
     });
 
     app.get<{ Params: { hash: string } }>('/v1/qr/:hash', async (request, reply) => {
       const hash = request.params.hash.toLowerCase();
       if (!HASH.test(hash)) throw new ValidationError('hash must be 64 hexadecimal characters (a content hash)');
-      return send(request, reply, await qr.byHash(hash));
+      return send(request, reply, await qr.byHash(hash, request.traceparent));
     });
 
     app.get<{ Params: { id: string } }>('/v1/requests/:id', async (request) => {

@@ -31,10 +31,13 @@ export interface AssetView {
 export interface AssetService {
   /** The upload size limit from the pipeline's settings. */
   readonly maxUploadBytes: number;
-  /** Stores `bytes` (refused over the limit) and starts a new version. */
-  upload(assetId: string, bytes: AsyncIterable<Uint8Array> | Uint8Array, declaredType: string | undefined, profiles?: string[]): Promise<StartedVersion>;
+  /**
+   * Stores `bytes` (refused over the limit) and starts a new version, joining the trace of
+   * `traceparent` (a W3C header value) when given.
+   */
+  upload(assetId: string, bytes: AsyncIterable<Uint8Array> | Uint8Array, declaredType: string | undefined, profiles?: string[], traceparent?: string): Promise<StartedVersion>;
   /** Starts a new version from `import:<relative path>` (resolved under the configured import roots by the worker). */
-  importFrom(assetId: string, source: string, profiles?: string[]): Promise<StartedVersion>;
+  importFrom(assetId: string, source: string, profiles?: string[], traceparent?: string): Promise<StartedVersion>;
   describe(assetId: string): Promise<AssetView>;
   /** The published bytes of a profile; `NotFoundError` when nothing is published. */
   read(assetId: string, profile: string): Promise<{ publication: Publication; bytes: Uint8Array }>;
@@ -59,22 +62,22 @@ export function checkAssetId(assetId: string): void {
 export function createAssetService(kiln: Kiln): AssetService {
   const settings = thumbnailsSettings(kiln.settingsOf(THUMBNAILS_PIPELINE));
 
-  const start = async (assetId: string, source: AssetSource, profiles?: string[]): Promise<StartedVersion> => {
+  const start = async (assetId: string, source: AssetSource, profiles: string[] | undefined, traceparent: string | undefined): Promise<StartedVersion> => {
     checkAssetId(assetId);
     const version = await kiln.allocateVersion(VERSION_SCOPE, assetId);
     const input: ThumbnailsInput = { assetId, version, source, ...(profiles ? { profiles } : {}) };
-    const { run } = await kiln.submit(THUMBNAILS_PIPELINE, input, { subjectId: assetId, subjectVersion: version });
+    const { run } = await kiln.submit(THUMBNAILS_PIPELINE, input, { subjectId: assetId, subjectVersion: version, ...(traceparent === undefined ? {} : { traceparent }) });
     return { assetId, version, run };
   };
 
   return {
     maxUploadBytes: settings.maxUploadBytes,
-    async upload(assetId, bytes, declaredType, profiles) {
+    async upload(assetId, bytes, declaredType, profiles, traceparent) {
       checkAssetId(assetId);
       const ref = await kiln.artifacts.put(bytes, { maxBytes: settings.maxUploadBytes, ...(declaredType ? { mediaType: declaredType } : {}) });
-      return start(assetId, { upload: ref.ref, ...(declaredType ? { declaredType } : {}) }, profiles);
+      return start(assetId, { upload: ref.ref, ...(declaredType ? { declaredType } : {}) }, profiles, traceparent);
     },
-    importFrom: (assetId, source, profiles) => start(assetId, { import: source.startsWith('import:') ? source : `import:${source}` }, profiles),
+    importFrom: (assetId, source, profiles, traceparent) => start(assetId, { import: source.startsWith('import:') ? source : `import:${source}` }, profiles, traceparent),
     async describe(assetId) {
       checkAssetId(assetId);
       const [runs, publications] = await Promise.all([

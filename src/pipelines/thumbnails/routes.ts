@@ -60,12 +60,12 @@ export const assetRoutes: PipelineRoutes = {
         // first `limit` bytes would be stored and processed as if they were the whole file.
         file.file.once('limit', () => file.file.destroy(tooLarge(limit)));
         const declared = declaredOf(mediaTypeOf(file.mimetype));
-        return accepted(reply, await assets.upload(request.params.id, file.file, declared).catch((err: unknown) => {
+        return accepted(reply, await assets.upload(request.params.id, file.file, declared, undefined, request.traceparent).catch((err: unknown) => {
           throw file.file.truncated ? tooLarge(limit) : err;
         }));
       }
       if (!type || !RAW_TYPES.test(type)) throw unsupported(type);
-      return accepted(reply, await assets.upload(request.params.id, request.body as Readable, declaredOf(type)));
+      return accepted(reply, await assets.upload(request.params.id, request.body as Readable, declaredOf(type), undefined, request.traceparent));
     });
 
     app.get<{ Params: { id: string } }>('/v1/assets/:id', async (request) => assets.describe(request.params.id));

@@ -39,6 +39,7 @@ export function newRun(id: string, request: SubmitRunRequest, now: number): Run 
     subjectVersion: request.subjectVersion ?? null,
     tenant: request.tenant ?? null,
     traceId: request.traceId ?? null,
+    traceParent: request.traceParent ?? null,
     error: null,
     createdAt: now,
     updatedAt: now,

@@ -68,7 +68,8 @@ CREATE TYPE kiln.submit_request AS (
 	first_kind text,
 	first_key text,
 	max_attempts integer,
-	priority integer
+	priority integer,
+	trace_parent text
 );
 
 --
@@ -289,9 +290,9 @@ CREATE FUNCTION kiln.remember_request(p_scope text, p_key text, p_hash text, p_v
 -- Name: submit_firsts(kiln.submit_request[]); Type: FUNCTION; Schema: kiln; Owner: -
 --
 
-CREATE FUNCTION kiln.submit_firsts(p_reqs kiln.submit_request[]) RETURNS TABLE(ord bigint, run_id text, pipeline text, pipeline_version integer, input text, input_checksum text, idempotency_key text, tenant text, trace_id text, first_stage text, first_run_id text, first_checksum text)
+CREATE FUNCTION kiln.submit_firsts(p_reqs kiln.submit_request[]) RETURNS TABLE(ord bigint, run_id text, pipeline text, pipeline_version integer, input text, input_checksum text, idempotency_key text, tenant text, trace_id text, trace_parent text, first_stage text, first_run_id text, first_checksum text)
     LANGUAGE sql IMMUTABLE
-    AS $$-- sha256:60bc6d14db8b0e20f24a803094575a530187ae79aab17dc9db48eb1e77e739ee$$;
+    AS $$-- sha256:dec1c0a30853e0c78bed9948becdb35219a3169bad7fe6cd4ebcbc8de2479f04$$;
 
 --
 -- Name: submit_runs(json, bigint, text); Type: FUNCTION; Schema: kiln; Owner: -
@@ -301,7 +302,7 @@ CREATE FUNCTION kiln.submit_runs(p_requests json, p_now bigint, p_channel text) 
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
-    AS $$-- sha256:ed4753e362c54e7d2ba9cea5938115ec01516abcf862a6f484dbce4e917c7fea$$;
+    AS $$-- sha256:12f96c28b47a1968148bdbff003982f0a87cdbecf01087e801eba57b261ebc53$$;
 
 --
 -- Name: fence_seq; Type: SEQUENCE; Schema: kiln; Owner: -
@@ -383,6 +384,7 @@ CREATE TABLE kiln.runs (
     created_at bigint NOT NULL,
     updated_at bigint NOT NULL,
     finished_at bigint,
+    trace_parent text,
     CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'running'::text, 'succeeded'::text, 'failed'::text, 'dead_lettered'::text, 'cancelled'::text, 'superseded'::text, 'parked'::text])))
 );
 

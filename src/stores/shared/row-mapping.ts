@@ -42,6 +42,7 @@ export interface RunRowOf<Json, ErrorJson = Json> {
   subject_version: number | null;
   tenant: string | null;
   trace_id: string | null;
+  trace_parent: string | null;
   error: ErrorJson | null;
   created_at: number;
   updated_at: number;
@@ -222,6 +223,7 @@ function runFromRow<Json, ErrorJson>(row: RunRowOf<Json, ErrorJson>, d: ColumnDe
     subjectVersion: row.subject_version,
     tenant: row.tenant,
     traceId: row.trace_id,
+    traceParent: row.trace_parent,
     error: d.errorOrNull(row.error),
     createdAt: row.created_at,
     updatedAt: row.updated_at,

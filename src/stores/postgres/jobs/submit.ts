@@ -63,6 +63,7 @@ async function insertRun(
     first.maxAttempts,
     first.priority,
     ctx.channel,
+    request.traceParent ?? null,
   ]);
   return rows[0];
 }
@@ -242,6 +243,7 @@ function requestJson(ctx: PgContext, request: SubmitRunRequest): Record<string, 
     idempotency_key: request.idempotencyKey ?? null,
     tenant: request.tenant ?? null,
     trace_id: request.traceId ?? null,
+    trace_parent: request.traceParent ?? null,
     stages: request.stages,
     first_stage: first.stage,
     first_queue: first.queue,

@@ -37,11 +37,12 @@
 
 CREATE OR REPLACE FUNCTION submit_firsts(p_reqs submit_request[])
 RETURNS TABLE (ord bigint, run_id text, pipeline text, pipeline_version integer, input text, input_checksum text,
-               idempotency_key text, tenant text, trace_id text, first_stage text, first_run_id text, first_checksum text)
+               idempotency_key text, tenant text, trace_id text, trace_parent text, first_stage text, first_run_id text,
+               first_checksum text)
 LANGUAGE sql IMMUTABLE
 AS $$
   SELECT q.ordinality, q.run_id, q.pipeline, q.pipeline_version, q.input, q.input_checksum, q.idempotency_key,
-    q.tenant, q.trace_id, q.first_stage,
+    q.tenant, q.trace_id, q.trace_parent, q.first_stage,
     CASE WHEN q.idempotency_key IS NULL THEN q.run_id ELSE first_value(q.run_id) OVER w END,
     CASE WHEN q.idempotency_key IS NULL THEN q.input_checksum ELSE first_value(q.input_checksum) OVER w END
   FROM unnest(p_reqs) WITH ORDINALITY AS q
@@ -76,9 +77,9 @@ BEGIN
   -- a key already stored inserts nothing.
   WITH inserted AS (
     INSERT INTO runs (id, pipeline, pipeline_version, status, current_stage, input, input_checksum, idempotency_key,
-                      tenant, trace_id, created_at, updated_at)
+                      tenant, trace_id, trace_parent, created_at, updated_at)
     SELECT q.run_id, q.pipeline, q.pipeline_version, 'queued', q.first_stage, q.input::json, q.input_checksum,
-      q.idempotency_key, q.tenant, q.trace_id, v_now, v_now
+      q.idempotency_key, q.tenant, q.trace_id, q.trace_parent, v_now, v_now
     FROM submit_firsts(v_reqs) q
     WHERE q.run_id = q.first_run_id
     ORDER BY q.pipeline, q.idempotency_key, q.ord

@@ -16,7 +16,7 @@ const CLEAR_LEASE = 'lease_owner = NULL, lease_token = NULL, fence = NULL, lease
  * In: now, the run's columns ($2..$14), finished ($15: finished_at = now), the status of its
  * stage records ($16) and their names in order ($17), and the first job ($18 id or NULL for
  * none, $19 stage, $20 queue, $21 kind, $22 key, $23 max attempts, $24 priority), the NOTIFY
- * channel ($25). Out: the new run, or nothing when a run of the pipeline already holds the
+ * channel ($25), the run's trace_parent ($26, added last by migration 0011). Out: the new run, or nothing when a run of the pipeline already holds the
  * idempotency key (ON CONFLICT waits for a concurrent holder to commit first). One statement:
  * run, stage records, job and wake-up commit together.
  */
@@ -26,8 +26,8 @@ export const insertRun = (s: string): Statement =>
     `
 WITH new_run AS (
   INSERT INTO ${s}.runs (id, pipeline, pipeline_version, status, current_stage, input, input_checksum, idempotency_key,
-    subject_id, subject_version, tenant, trace_id, error, created_at, updated_at, finished_at)
-  VALUES ($2, $3, $4, $5, $6, $7::json, $8, $9, $10, $11, $12, $13, $14::json, ${NOW}, ${NOW}, CASE WHEN $15 THEN ${NOW} END)
+    subject_id, subject_version, tenant, trace_id, trace_parent, error, created_at, updated_at, finished_at)
+  VALUES ($2, $3, $4, $5, $6, $7::json, $8, $9, $10, $11, $12, $13, $26, $14::json, ${NOW}, ${NOW}, CASE WHEN $15 THEN ${NOW} END)
   ON CONFLICT (pipeline, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
   RETURNING *
 ),

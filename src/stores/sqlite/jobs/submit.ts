@@ -36,6 +36,7 @@ function newRunRow(ctx: SqliteContext, request: SubmitRunRequest, now: number): 
     subject_version: request.subjectVersion ?? null,
     tenant: request.tenant ?? null,
     trace_id: request.traceId ?? null,
+    trace_parent: request.traceParent ?? null,
     error: null,
     created_at: now,
     updated_at: now,

@@ -37,9 +37,9 @@ export const SELECT_OLDER_LIVE_SUBJECT_RUNS = `
 /** In: every column of a run as named parameters. */
 export const INSERT_RUN = `
   INSERT INTO runs (id, pipeline, pipeline_version, status, current_stage, input, input_checksum,
-    idempotency_key, subject_id, subject_version, tenant, trace_id, error, created_at, updated_at, finished_at)
+    idempotency_key, subject_id, subject_version, tenant, trace_id, trace_parent, error, created_at, updated_at, finished_at)
   VALUES (@id, @pipeline, @pipeline_version, @status, @current_stage, @input, @input_checksum,
-    @idempotency_key, @subject_id, @subject_version, @tenant, @trace_id, @error, @created_at, @updated_at, @finished_at)`;
+    @idempotency_key, @subject_id, @subject_version, @tenant, @trace_id, @trace_parent, @error, @created_at, @updated_at, @finished_at)`;
 
 /**
  * In: id and the run's new mutable state, computed in TypeScript from the row read in the same

@@ -1,0 +1,17 @@
+-- 0012_add_trace_parent_to_runs: the trace context a run's jobs continue.
+--
+-- Adds: column runs.trace_parent (text, NULL for runs stored before this migration); attribute
+-- trace_parent of type submit_request (0005). Drops: function submit_firsts, whose result gains
+-- trace_parent (CREATE OR REPLACE cannot change a result type); routines/jobs-submit.sql, applied
+-- by migrate() after the migrations, creates it again.
+-- Invariants:
+--   * trace_parent is the W3C `traceparent` of the span that submitted the run
+--     (`00-<32 hex trace id>-<16 hex span id>-<2 hex flags>`), written once at submit and never
+--     changed. Every attempt of every job of the run, in any process, starts its span as a child
+--     of it, so retries, redeliveries and later stages join the trace of the request.
+--   * When set, its trace id equals runs.trace_id. Jobs keep only trace_id: a claim reads the run.
+-- Append-only once released: change these objects in a later migration.
+
+ALTER TABLE runs ADD COLUMN trace_parent text;
+ALTER TYPE submit_request ADD ATTRIBUTE trace_parent text;
+DROP FUNCTION IF EXISTS submit_firsts(submit_request[]);
