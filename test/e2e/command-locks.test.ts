@@ -17,7 +17,7 @@ import { cleanEnv, killIfRunning, spawnKiln } from './kiln-process.ts';
 import { postgresWorkspace, sqliteWorkspace, type LockWorkspace } from './lock-workers.ts';
 
 const SCRIPT = fileURLToPath(new URL('../fixtures/commands/interval.sh', import.meta.url));
-const RUNS = 30;
+const RUNS = 50;
 
 interface Interval {
   pid: number;
