@@ -10,6 +10,10 @@ import { installErrorEnvelope } from './error-envelope.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, installRequestDeadline } from './request-deadline.ts';
 import { healthRoutes } from './routes/health.ts';
 import type { PipelineRoutes } from './pipeline-routes.ts';
+import { artifactRoutes } from './routes/artifacts.ts';
+import { cacheRoutes, type CacheStatsSource } from './routes/cache.ts';
+import { dashboardRoutes } from './routes/dashboard.ts';
+import { deadLetterRoutes } from './routes/dead-letters.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { metricsRoutes, type MetricsSource } from './routes/metrics.ts';
 import { queueRoutes } from './routes/queues.ts';
@@ -34,6 +38,8 @@ export interface AppDeps {
   requestTimeoutMs?: number;
   /** Pipelines' own routes; each is mounted when its pipeline is registered with `kiln`. */
   routes?: readonly PipelineRoutes[];
+  /** This process's cache counters, for `GET /v1/cache/stats` (src/observe/cache-counters.ts); omitted: `[]`. */
+  cacheStats?: CacheStatsSource;
 }
 
 /**
@@ -80,6 +86,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(runRoutes, { kiln: deps.kiln });
   void app.register(jobRoutes, { kiln: deps.kiln });
   void app.register(queueRoutes, { kiln: deps.kiln });
+  void app.register(deadLetterRoutes, { kiln: deps.kiln });
+  void app.register(cacheRoutes, { kiln: deps.kiln, ...(deps.cacheStats ? { cacheStats: deps.cacheStats } : {}) });
+  void app.register(artifactRoutes, { kiln: deps.kiln });
+  // The dashboard: static files only; it reads and acts through the /v1 routes above.
+  void app.register(dashboardRoutes);
   for (const routes of deps.routes ?? []) {
     if (deps.kiln.pipelines.has(routes.pipeline)) void app.register(routes.plugin, { kiln: deps.kiln });
   }

@@ -63,13 +63,13 @@ describe('postgres schema', { skip }, () => {
     assertSnapshot(await dumpSchemaSnapshot(await stores.url(), schema), 'a freshly migrated schema');
   });
 
-  it('a schema at version 9 is migrated to the same schema as a fresh one (0010, then every routine)', async () => {
+  it('a schema at version 9 is migrated to the same schema as a fresh one (0010 and every later migration, then every routine)', async () => {
     const schema = stores.newSchema();
     await loadFixture0009(await stores.url(), schema);
     const store = await open(schema);
     assert.deepEqual(await store.schemaVersion(), { current: 9, latest: latestSchemaVersion() });
     const result = await store.migrate();
-    assert.deepEqual(result.applied, [10]);
+    assert.deepEqual(result.applied, Array.from({ length: latestSchemaVersion() - 9 }, (_, i) => 10 + i));
     assertSnapshot(await dumpSchemaSnapshot(await stores.url(), schema), 'a schema upgraded from version 9');
     const recorded = await (await stores.admin()).query<{ name: string; sha256: string }>(`SELECT name, sha256 FROM "${schema}".schema_routines ORDER BY name`);
     assert.deepEqual(

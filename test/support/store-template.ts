@@ -15,6 +15,7 @@ export const SUB_PORT_FILES = [
   'requests.ts',
   'versions.ts',
   'artifact-refs.ts',
+  'stats.ts',
 ] as const;
 
 /** What every store folder holds, whatever its engine. */

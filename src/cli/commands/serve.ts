@@ -1,6 +1,7 @@
 /** `kiln serve`: the HTTP API and a worker in one process, on the configured store (SQLite by default). */
 import type { Command } from 'commander';
 import { buildApp } from '../../http/build-app.ts';
+import { readCacheCounters } from '../../observe/cache-counters.ts';
 import { describeStore } from '../../config/store-url.ts';
 import { builtinRoutes } from '../../pipelines/index.ts';
 import type { CliContext } from '../cli-context.ts';
@@ -31,6 +32,7 @@ async function serve(ctx: CliContext, options: ServeOptions): Promise<void> {
     bodyLimitBytes: config.http.bodyLimitBytes,
     requestTimeoutMs: config.http.requestTimeoutMs,
     routes: builtinRoutes,
+    cacheStats: () => readCacheCounters(rt.metrics.registry),
   });
   let url: string;
   try {

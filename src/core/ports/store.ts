@@ -12,6 +12,7 @@ import type { OperatorPort } from './operator.ts';
 import type { PublicationsPort } from './publications.ts';
 import type { ReadsPort } from './reads.ts';
 import type { RequestsPort } from './requests.ts';
+import type { StatsPort } from './stats.ts';
 import type { VersionsPort } from './versions.ts';
 
 /** What a store can and cannot do; differences are declared, never silently emulated. */
@@ -60,6 +61,8 @@ export interface Store {
   readonly versions: VersionsPort;
   /** Artifact references garbage collection must keep. */
   readonly artifactRefs: ArtifactRefsPort;
+  /** Operator aggregates: queue activity, dead letters by code. */
+  readonly stats: StatsPort;
 
   /** Applies pending migrations; safe when several processes call it at once. */
   migrate(): Promise<MigrationResult>;

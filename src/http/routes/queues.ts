@@ -1,6 +1,8 @@
-/** Queue endpoints: depth and age, and the operator's pause / resume / drain. */
+/** Queue endpoints: depth and age, recent activity, and the operator's pause / resume / drain. */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Kiln } from '../../engine/kiln-types.ts';
+import { queueActivityView } from '../operator-views.ts';
+import { QueueActivityQuery } from '../schemas/operator.ts';
 import { QueueParams } from '../schemas/queues.ts';
 import { queueView, type QueueView } from '../views.ts';
 
@@ -16,9 +18,18 @@ async function currentQueue(kiln: Kiln, queue: string): Promise<QueueView> {
   return { queue, paused: false, ready: 0, scheduled: 0, inFlight: 0, parked: 0, dead: 0, oldestReadyAgeMs: 0 };
 }
 
-/** Registers `GET /v1/queues` and `POST /v1/queues/:queue/{pause,resume,drain}`. */
+/**
+ * Registers `GET /v1/queues`, `GET /v1/queues/activity` (completions and failed attempts per
+ * bucket, ages of ready jobs; every known queue listed) and `POST /v1/queues/:queue/{pause,resume,drain}`.
+ */
 export const queueRoutes: FastifyPluginAsync<QueueRoutesOptions> = async (app, { kiln }) => {
   app.get('/v1/queues', async () => (await kiln.queues()).map(queueView));
+
+  app.get<{ Querystring: QueueActivityQuery }>('/v1/queues/activity', { schema: { querystring: QueueActivityQuery } }, async (request) => {
+    const { bucketSeconds = 60, buckets = 15 } = request.query;
+    const [report, queues] = await Promise.all([kiln.queueActivity({ bucketMs: bucketSeconds * 1_000, buckets }), kiln.queues()]);
+    return queueActivityView(report, queues.map((q) => q.queue));
+  });
 
   const opts = { schema: { params: QueueParams } };
   app.post<{ Params: QueueParams }>('/v1/queues/:queue/pause', opts, async (request) => {

@@ -16,6 +16,7 @@ import { createOperatorPort } from './operator.ts';
 import { createPublicationsPort } from './publications.ts';
 import { createReadsPort } from './reads.ts';
 import { createRequestsPort } from './requests.ts';
+import { createStatsPort } from './stats.ts';
 import { createVersionsPort } from './versions.ts';
 
 const CAPABILITIES: StoreCapabilities = Object.freeze({
@@ -44,6 +45,7 @@ export function buildMemoryStore(deps: MemoryStoreDeps): Store {
     requests: createRequestsPort(ctx),
     versions: createVersionsPort(ctx),
     artifactRefs: createArtifactRefsPort(ctx),
+    stats: createStatsPort(ctx),
     migrate: ctx.atomic(() => applyMigrations(state)),
     schemaVersion: ctx.atomic(() => readSchemaVersionInfo(state)),
     now: ctx.atomic(() => state.clock.now()),

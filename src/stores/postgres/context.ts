@@ -19,6 +19,7 @@ import * as operatorSql from './sql/operator.ts';
 import * as publicationsSql from './sql/publications.ts';
 import * as readsSql from './sql/reads.ts';
 import * as requestsSql from './sql/requests.ts';
+import * as statsSql from './sql/stats.ts';
 import * as versionsSql from './sql/versions.ts';
 
 /** Builds the statements of a store whose tables live in `schema` (already validated), by sub-port. */
@@ -34,6 +35,7 @@ export function buildStatements(schema: string) {
     requests: buildAll(requestsSql, s),
     versions: buildAll(versionsSql, s),
     artifactRefs: buildAll(artifactRefsSql, s),
+    stats: buildAll(statsSql, s),
   };
 }
 

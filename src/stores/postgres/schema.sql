@@ -192,7 +192,7 @@ CREATE FUNCTION kiln.complete_distinct_items(p_items kiln.commit_item[], p_now b
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
-    AS $$-- sha256:7c36a635eeabdb5efe1102878826e8492aa44eb927e5cc652ac19f75f9a5b646$$;
+    AS $$-- sha256:f661c36a1ba64ddbde60c2908815a090c64ddeae1128c3f915e691bdbd9269ab$$;
 
 --
 -- Name: complete_item(kiln.commit_item, bigint, text); Type: FUNCTION; Schema: kiln; Owner: -
@@ -201,7 +201,7 @@ CREATE FUNCTION kiln.complete_distinct_items(p_items kiln.commit_item[], p_now b
 CREATE FUNCTION kiln.complete_item(p_item kiln.commit_item, p_now bigint, p_channel text, OUT outcome text, OUT run_status text, OUT woken_queue text, OUT publications_refused integer) RETURNS record
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
-    AS $$-- sha256:880e9d24d67d4bd339ae7132bf66a9133c2c4e1e64af2405cb74d9fb4d9a5cf9$$;
+    AS $$-- sha256:e608765107cc46f393ef43d55baaa069f4d404581bf1844415a7199f3df15f64$$;
 
 --
 -- Name: enqueue_job(kiln.commit_item, text, text, text, text, bigint, text); Type: FUNCTION; Schema: kiln; Owner: -
@@ -219,7 +219,7 @@ CREATE FUNCTION kiln.enqueue_job(p_item kiln.commit_item, p_run_id text, p_pipel
 CREATE FUNCTION kiln.fail_item(p_item kiln.commit_item, p_now bigint, p_channel text, p_park_from text[], OUT outcome text, OUT run_status text, OUT woken_queue text) RETURNS record
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
-    AS $$-- sha256:05e8871599e8b0765de6756234c8abc07207e3b08a85b3a13a49c13844a1c3e8$$;
+    AS $$-- sha256:001b781e1d007083b24c1e81873a04bd51d756695f0fccca7bd0c2449936d1a0$$;
 
 --
 -- Name: lease_refusal(text); Type: FUNCTION; Schema: kiln; Owner: -
@@ -270,6 +270,27 @@ CREATE FUNCTION kiln.submit_runs(p_requests json, p_now bigint, p_channel text) 
     AS $$-- sha256:ed4753e362c54e7d2ba9cea5938115ec01516abcf862a6f484dbce4e917c7fea$$;
 
 --
+-- Name: failed_attempts; Type: TABLE; Schema: kiln; Owner: -
+--
+
+CREATE TABLE kiln.failed_attempts (
+    run_id text NOT NULL COLLATE pg_catalog."C",
+    seq integer NOT NULL,
+    job_id text NOT NULL COLLATE pg_catalog."C",
+    stage text NOT NULL,
+    kind text NOT NULL,
+    queue text NOT NULL COLLATE pg_catalog."C",
+    attempt integer NOT NULL,
+    worker text,
+    action text NOT NULL,
+    error json NOT NULL,
+    duration_ms double precision NOT NULL,
+    failed_at bigint NOT NULL,
+    CONSTRAINT failed_attempts_action_check CHECK ((action = ANY (ARRAY['retry'::text, 'park'::text, 'dead_letter'::text, 'fail'::text]))),
+    CONSTRAINT failed_attempts_kind_check CHECK ((kind = ANY (ARRAY['stage'::text, 'rollback'::text])))
+);
+
+--
 -- Name: fence_seq; Type: SEQUENCE; Schema: kiln; Owner: -
 --
 
@@ -292,6 +313,7 @@ CREATE TABLE kiln.ledger (
     kind text NOT NULL,
     output json NOT NULL,
     completed_at bigint NOT NULL,
+    queue text COLLATE pg_catalog."C",
     CONSTRAINT ledger_kind_check CHECK ((kind = ANY (ARRAY['stage'::text, 'rollback'::text])))
 );
 
@@ -415,6 +437,13 @@ ALTER TABLE ONLY kiln.cache_entries
     ADD CONSTRAINT cache_entries_pkey PRIMARY KEY (cache, key);
 
 --
+-- Name: failed_attempts failed_attempts_pkey; Type: CONSTRAINT; Schema: kiln; Owner: -
+--
+
+ALTER TABLE ONLY kiln.failed_attempts
+    ADD CONSTRAINT failed_attempts_pkey PRIMARY KEY (run_id, seq);
+
+--
 -- Name: jobs jobs_pkey; Type: CONSTRAINT; Schema: kiln; Owner: -
 --
 
@@ -498,6 +527,12 @@ ALTER TABLE ONLY kiln.version_counters
 CREATE INDEX cache_entries_purge ON kiln.cache_entries USING btree (purge_at);
 
 --
+-- Name: failed_attempts_time; Type: INDEX; Schema: kiln; Owner: -
+--
+
+CREATE INDEX failed_attempts_time ON kiln.failed_attempts USING btree (failed_at, queue);
+
+--
 -- Name: jobs_lease_expiry; Type: INDEX; Schema: kiln; Owner: -
 --
 
@@ -520,6 +555,12 @@ CREATE INDEX jobs_ready ON kiln.jobs USING btree (queue, priority, available_at,
 --
 
 CREATE INDEX jobs_run ON kiln.jobs USING btree (run_id);
+
+--
+-- Name: ledger_completed; Type: INDEX; Schema: kiln; Owner: -
+--
+
+CREATE INDEX ledger_completed ON kiln.ledger USING btree (completed_at, queue);
 
 --
 -- Name: publications_artifact; Type: INDEX; Schema: kiln; Owner: -
@@ -550,6 +591,19 @@ CREATE INDEX runs_subject ON kiln.runs USING btree (pipeline, subject_id, subjec
 --
 
 CREATE INDEX runs_subject_id ON kiln.runs USING btree (subject_id, id) WHERE (subject_id IS NOT NULL);
+
+--
+-- Name: runs_tenant; Type: INDEX; Schema: kiln; Owner: -
+--
+
+CREATE INDEX runs_tenant ON kiln.runs USING btree (tenant, id) WHERE (tenant IS NOT NULL);
+
+--
+-- Name: failed_attempts failed_attempts_run_id_fkey; Type: FK CONSTRAINT; Schema: kiln; Owner: -
+--
+
+ALTER TABLE ONLY kiln.failed_attempts
+    ADD CONSTRAINT failed_attempts_run_id_fkey FOREIGN KEY (run_id) REFERENCES kiln.runs(id);
 
 --
 -- Name: jobs jobs_run_id_fkey; Type: FK CONSTRAINT; Schema: kiln; Owner: -

@@ -19,6 +19,7 @@ import { prepareOperatorStatements } from './sql/operator.ts';
 import { preparePublicationsStatements } from './sql/publications.ts';
 import { prepareReadsStatements } from './sql/reads.ts';
 import { prepareRequestsStatements } from './sql/requests.ts';
+import { prepareStatsStatements } from './sql/stats.ts';
 import { prepareVersionsStatements } from './sql/versions.ts';
 
 /**
@@ -37,6 +38,7 @@ function prepareStatements(db: SqliteDatabase) {
     ...prepareRequestsStatements(db),
     ...prepareVersionsStatements(db),
     ...prepareArtifactRefsStatements(db),
+    ...prepareStatsStatements(db),
   };
 }
 

@@ -62,7 +62,7 @@ function completeStage(ctx: SqliteContext, request: CompleteStageRequest, now: n
   const output = toJson(request.output);
 
   // The first completion of a key wins; a duplicate keeps the recorded outcome.
-  sql.insertLedger.run({ run_id: job.run_id, key: job.idempotency_key, stage: job.stage, kind: job.kind, output, now });
+  sql.insertLedger.run({ run_id: job.run_id, key: job.idempotency_key, stage: job.stage, queue: job.queue, kind: job.kind, output, now });
   if (job.kind === 'stage') {
     sql.succeedStage.run({ run_id: job.run_id, stage: job.stage, output, now, duration_ms: request.durationMs });
   } else {
@@ -122,6 +122,19 @@ function failStage(ctx: SqliteContext, request: FailStageRequest, now: number): 
   const { class: errorClass, code, message } = request.error;
   const error = JSON.stringify({ class: errorClass, code, message } satisfies StageErrorRecord);
   const effect = failureEffect(request, job, run, error, now);
+  sql.insertFailedAttempt.run({
+    run_id: run.id,
+    job_id: job.id,
+    stage: job.stage,
+    kind: job.kind,
+    queue: job.queue,
+    attempt: job.attempt,
+    worker: job.lease_owner,
+    action: request.decision.action,
+    error,
+    duration_ms: request.durationMs,
+    now,
+  });
 
   sql.unleaseJob.run({ id: job.id, state: effect.jobState, available_at: effect.availableAt, attempt: job.attempt, last_error: error });
   if (job.kind === 'stage') {

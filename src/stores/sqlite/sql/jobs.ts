@@ -6,7 +6,7 @@
  */
 import type { JobKind, JobState, RollbackStatus, RunStatus, StageStatus } from '../../../core/model.ts';
 import { preparedPerValue, type SqliteDatabase } from '../connection.ts';
-import { JOB_COLUMNS, type JobRow, type RunRow, type StageRow } from '../rows.ts';
+import { JOB_COLUMNS, type FailedAttemptRow, type JobRow, type RunRow, type StageRow } from '../rows.ts';
 
 // ---------------------------------------------------------------- runs
 
@@ -193,7 +193,7 @@ export const RENEW_JOB = 'UPDATE jobs SET lease_until = ? WHERE id = ?';
  */
 export const DELETE_LEASED_JOB = `
   DELETE FROM jobs WHERE id = @id AND lease_token = @token AND state = 'leased' AND lease_until > @now
-  RETURNING run_id, pipeline, stage, kind, idempotency_key, tenant, trace_id, fence`;
+  RETURNING run_id, pipeline, stage, queue, kind, idempotency_key, tenant, trace_id, fence`;
 
 /**
  * In: id, new state (ready | parked | dead), available_at, attempt, last error. The job leaves
@@ -228,13 +228,24 @@ export const SELECT_RETIRED_JOB_RUN_STATUS = `
 // ---------------------------------------------------------------- ledger, paused queues, fences
 
 /**
- * In: run id, key, stage, kind, output, now. The first completion of a key wins (ON CONFLICT DO
- * NOTHING); `seq` is the run's entry count so far, i.e. the entry's place in completion order.
+ * In: run id, key, stage, queue, kind, output, now. The first completion of a key wins (ON
+ * CONFLICT DO NOTHING); `seq` is the run's entry count so far, i.e. the entry's place in
+ * completion order; `queue` feeds queueActivity (migration 0006).
  */
 export const INSERT_LEDGER = `
-  INSERT INTO ledger (run_id, key, seq, stage, kind, output, completed_at)
-  VALUES (@run_id, @key, (SELECT count(*) FROM ledger WHERE run_id = @run_id), @stage, @kind, @output, @now)
+  INSERT INTO ledger (run_id, key, seq, stage, queue, kind, output, completed_at)
+  VALUES (@run_id, @key, (SELECT count(*) FROM ledger WHERE run_id = @run_id), @stage, @queue, @kind, @output, @now)
   ON CONFLICT DO NOTHING`;
+
+/**
+ * In: the failed attempt's run, job, stage, kind, queue, attempt, worker, action, error JSON,
+ * duration, now. Appends it to the run's failure history (migration 0006); `seq` is the run's
+ * failure count so far. Written by the failure path of a commit only.
+ */
+export const INSERT_FAILED_ATTEMPT = `
+  INSERT INTO failed_attempts (run_id, seq, job_id, stage, kind, queue, attempt, worker, action, error, duration_ms, failed_at)
+  VALUES (@run_id, (SELECT count(*) FROM failed_attempts WHERE run_id = @run_id), @job_id, @stage, @kind, @queue, @attempt,
+    @worker, @action, @error, @duration_ms, @now)`;
 
 /**
  * In: a JSON array of [run id, key] pairs. Out: (key, output) of those already in the ledger,
@@ -295,10 +306,14 @@ export interface InsertLedgerParams {
   run_id: string;
   key: string;
   stage: string;
+  queue: string;
   kind: JobKind;
   output: string;
   now: number;
 }
+
+/** Values bound by `INSERT_FAILED_ATTEMPT`: the row but its `seq` (counted) and `failed_at` (now). */
+export type InsertFailedAttemptParams = Omit<FailedAttemptRow, 'seq' | 'failed_at'> & { now: number };
 
 /** Values bound by `FAIL_STAGE`. */
 interface FailStageParams {
@@ -314,7 +329,7 @@ interface FailStageParams {
  * What a fenced delete returns: enough to write the ledger, enqueue the next job and fence the
  * item's publications (`fence` is set on every leased job).
  */
-export type DeletedJobRow = Pick<JobRow, 'run_id' | 'pipeline' | 'stage' | 'kind' | 'idempotency_key' | 'tenant' | 'trace_id'> & {
+export type DeletedJobRow = Pick<JobRow, 'run_id' | 'pipeline' | 'stage' | 'queue' | 'kind' | 'idempotency_key' | 'tenant' | 'trace_id'> & {
   fence: number;
 };
 
@@ -351,6 +366,7 @@ function prepareRunStatements(db: SqliteDatabase) {
     skipUnfinishedStages: db.prepare<[string]>(SKIP_UNFINISHED_STAGES),
 
     insertLedger: db.prepare<InsertLedgerParams>(INSERT_LEDGER),
+    insertFailedAttempt: db.prepare<InsertFailedAttemptParams>(INSERT_FAILED_ATTEMPT),
     selectLedgerOutputs: db.prepare<[string], { key: string; output: string }>(SELECT_LEDGER_OUTPUTS),
     selectPausedQueues: db.prepare<[], { name: string }>(SELECT_PAUSED_QUEUES),
     takeFences: db.prepare<[number], { value: number }>(TAKE_FENCES),
