@@ -25,7 +25,6 @@
  *            Writes bench/results/dashboard-<timestamp>.json.
  */
 import { parseDashboardArgs } from './dashboard/dashboard-args.ts';
-import { runDashboardSuite } from './dashboard/dashboard-suite.ts';
 import { EngineStore, parseEngineArgs, parseEngineStore } from './engine/engine-args.ts';
 import { runEngineSuite } from './engine/engine-suite.ts';
 import { parsePgEngineArgs } from './engine-pg/pg-engine-args.ts';
@@ -59,9 +58,14 @@ async function runQr(argv: readonly string[]): Promise<boolean> {
   return [report.raw, report.nodeQrcode, report.kilnUncached, report.kilnCached, report.fastifyHello].some((phase) => 'failed' in phase);
 }
 
-/** Runs the dashboard suite; true when a first page missed its target. */
+/**
+ * Runs the dashboard suite; true when a first page missed its target. Imported on demand: it
+ * loads the HTTP app (fastify), which the other suites' processes need not load.
+ */
 async function runDashboard(argv: readonly string[]): Promise<boolean> {
-  return (await runDashboardSuite(parseDashboardArgs(argv))).missed;
+  const args = parseDashboardArgs(argv);
+  const { runDashboardSuite } = await import('./dashboard/dashboard-suite.ts');
+  return (await runDashboardSuite(args)).missed;
 }
 
 const SUITES: Readonly<Record<string, (argv: readonly string[]) => Promise<boolean>>> = { engine: runEngine, qr: runQr, dashboard: runDashboard };

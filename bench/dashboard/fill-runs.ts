@@ -1,12 +1,13 @@
 /**
  * Fills a store with finished runs through the store's own ports, in bulk: `jobs.submit` of 1,000
- * runs per transaction, then `jobs.claim` of those 1,000 jobs and one `jobs.commit` of their
- * outcomes — so every row (runs, stage records, ledger, failed attempts, dead jobs) is exactly
- * what kiln itself writes, at a few transactions per 1,000 runs. The store's clock is a fake one
+ * runs per transaction, then `jobs.claim` of those 1,000 jobs, a `jobs.commit` of their
+ * completions and one of their failures, and `stats.recordActivity` of both — so every row (runs,
+ * stage records, ledger, failed attempts, dead jobs, queue activity) is exactly what kiln itself
+ * writes, at a few transactions per 1,000 runs. The store's clock is a fake one
  * that moves 10 minutes per batch, so the runs' creation times spread over the last ~17 hours
  * (100,000 runs) and end now, and time filters have something to filter.
  *
- * Mix: 90 % succeeded, 4 % failed (permanent error), 3 % dead-lettered (after one retry), 3 %
+ * Mix: 90 % succeeded, 4 % failed (permanent error), 3 % dead-lettered (attempts ran out), 3 %
  * cancelled before they ran; two pipelines (`bench.render` 80 %, `bench.audit` 20 %), ten
  * tenants on two runs in three, a subject on one run in ten.
  */
@@ -56,7 +57,10 @@ function outcome(n: number, lease: { jobId: string; token: string }): CommitItem
   return { type: 'complete', lease, durationMs: 12, output: { artifact: `sha256:${contentHash({ n })}` }, next: null };
 }
 
-/** Submits, claims and commits `total` runs in batches; `onProgress` after each batch. */
+/**
+ * Submits, claims and commits `total` runs in batches, recording their queue activity as a worker
+ * would; `onProgress` after each batch.
+ */
 export async function fillRuns(store: Store, clock: FakeClock, total: number, onProgress: (done: number) => void): Promise<FillResult> {
   const started = performance.now();
   const ids: string[] = [];
@@ -73,6 +77,8 @@ export async function fillRuns(store: Store, clock: FakeClock, total: number, on
     // Completions apart from failures: a batch of completions only is PostgreSQL's set-wise path.
     await store.jobs.commit(items.filter((item) => item.type === 'complete'));
     await store.jobs.commit(items.filter((item) => item.type === 'fail'));
+    // What a worker would report for them (queue activity).
+    await store.stats.recordActivity(claimed.map((c, i) => ({ queue: c.job.queue, completed: items[i]?.type === 'complete' ? 1 : 0, failed: items[i]?.type === 'fail' ? 1 : 0 })));
     onProgress(offset + count);
     if (offset + count < total) await clock.advance(BATCH_STEP_MS);
   }

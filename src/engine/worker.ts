@@ -1,11 +1,13 @@
 /**
  * The worker loop: claims batches per queue up to each stage's concurrency, runs each job through
  * the executor, and sleeps until a wake hint or the poll interval when there is nothing to do.
- * A reaper timer hands expired leases back and sweeps orphaned temp files.
+ * A reaper timer hands expired leases back, sweeps orphaned temp files and reports what this worker
+ * committed per queue (queue activity, see activity-recorder.ts).
  */
 import type { CancelTimer } from '../core/clock.ts';
 import { NotFoundError } from '../core/errors.ts';
 import type { ClaimedJob, ClaimRequest } from '../core/ports/jobs.ts';
+import { createActivityRecorder } from './activity-recorder.ts';
 import { createLocalQueues, type LocalJob } from './local-queue.ts';
 import { StageAbortError } from './abort-reason.ts';
 import { createCommitBatcher } from './commit-batcher.ts';
@@ -44,7 +46,17 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
   const leases = createLeaseKeeper({ store: deps.store, clock: deps.clock, logger, tickMs: Math.max(10, Math.floor(minHeartbeatMs / 2)) });
   const threadSlots = stages.filter((s) => s.policy.isolation === 'thread').reduce((n, s) => n + s.policy.concurrency, 0);
   const threads = createThreadPool(threadSlots);
-  const exec: ExecutorDeps = { ...deps, logger, leases, threads, commits: createCommitBatcher(deps.store, deps.clock), beforeCommit: options.beforeCommit };
+  // What this worker commits is counted in memory and reported by the reaper tick (queue activity).
+  const activity = createActivityRecorder(deps.store, deps.observer, logger);
+  const exec: ExecutorDeps = {
+    ...deps,
+    observer: activity.observer,
+    logger,
+    leases,
+    threads,
+    commits: createCommitBatcher(deps.store, deps.clock),
+    beforeCommit: options.beforeCommit,
+  };
   const slots = createLocalQueues(stages);
   const served = new Set(queues);
   const executions = new Set<Promise<void>>();
@@ -127,6 +139,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
 
   const reap = async (): Promise<void> => {
     reapTimer = undefined;
+    await activity.flush();
     try {
       const { redelivered } = await deps.store.jobs.reap();
       for (const [queue, count] of Object.entries(redelivered)) {
@@ -200,6 +213,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
       }
       await handBack(leases.all(), 'in-flight jobs handed back');
       await Promise.all(executions);
+      await activity.flush();
       leases.stop();
       await threads.close();
       logger.info('worker stopped');

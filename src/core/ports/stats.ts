@@ -1,10 +1,27 @@
 /**
  * The `stats` sub-port: aggregates an operator looks at (the dashboard, alerts): what each queue
- * did over the last minutes, how old its waiting jobs are, and dead letters by error code. Nothing
- * here changes the store; each method is one consistent read whose cost is bounded by the window
- * asked for, not by the store's history.
+ * did over the last minutes, how old its waiting jobs are, and dead letters by error code.
+ * Throughput is counted off the job path: each worker adds up what it committed and reports the
+ * counts every second or so (`recordActivity`, one small transaction), so a commit writes nothing
+ * for it; the store keeps one row per queue and minute for a day. The reads cost what their window
+ * holds, not what the store's history holds.
  */
 import type { ErrorClass } from '../errors.ts';
+
+/** The resolution of queue activity: counts are kept per queue and minute (store clock). */
+export const ACTIVITY_MINUTE_MS = 60_000;
+
+/** How long per-minute activity is kept; older minutes are removed when activity is recorded. */
+export const ACTIVITY_RETENTION_MS = 24 * 60 * 60_000;
+
+/** What a worker committed on one queue since its last report. */
+export interface ActivitySample {
+  queue: string;
+  /** Jobs completed (stage and rollback jobs). */
+  completed: number;
+  /** Failed attempts committed (any decision: retry, park, dead-letter, fail). */
+  failed: number;
+}
 
 /**
  * Upper bounds (exclusive) of the job-age buckets of {@link QueueActivity.readyAges}: under 1 s,
@@ -12,10 +29,10 @@ import type { ErrorClass } from '../errors.ts';
  */
 export const JOB_AGE_BOUNDS_MS: readonly number[] = [1_000, 10_000, 60_000, 600_000, 3_600_000];
 
-/** Which window {@link StatsPort.queueActivity} counts over. */
+/** Which window {@link StatsPort.queueActivity} counts over: at most {@link ACTIVITY_RETENTION_MS}. */
 export interface QueueActivityQuery {
-  /** Width of one bucket, at least 1 ms. */
-  bucketMs: number;
+  /** Width of one bucket in whole minutes, at least 1. */
+  bucketMinutes: number;
   /** Number of buckets, at least 1; the last one holds now. */
   buckets: number;
 }
@@ -23,9 +40,9 @@ export interface QueueActivityQuery {
 /** What one queue did in the window, bucket by bucket (oldest first). */
 export interface QueueActivity {
   queue: string;
-  /** Jobs completed (ledger entries: stage and rollback jobs) per bucket. */
+  /** Jobs completed per bucket, as recorded (see {@link ActivitySample}). */
   completed: number[];
-  /** Failed attempts (any decision: retry, park, dead-letter, fail) per bucket. */
+  /** Failed attempts per bucket, as recorded. */
   failed: number[];
   /**
    * Jobs ready now, by time since they became available, one count per bucket of
@@ -58,23 +75,35 @@ export interface DeadLetterGroup {
   latestJobId: string;
 }
 
-/** Operator aggregates; each method is one consistent read on the store clock. */
+/** Operator aggregates; each method is one atomic unit on the store clock. */
 export interface StatsPort {
   /**
-   * Completions and failed attempts per queue in `query.buckets` buckets of `query.bucketMs`
-   * aligned to multiples of `bucketMs` (the last bucket holds now, so it is partial), and the age
-   * distribution of the jobs ready now.
+   * Adds each sample's counts to its queue's current minute (store clock), and removes the minutes
+   * older than {@link ACTIVITY_RETENTION_MS}. Samples of one queue add up. Counts are metrics: a
+   * worker that dies loses the counts it had not reported yet, nothing else.
+   */
+  recordActivity(samples: readonly ActivitySample[]): Promise<void>;
+  /**
+   * Recorded completions and failed attempts per queue in `query.buckets` buckets of
+   * `query.bucketMinutes` minutes, aligned to multiples of the bucket width (the last bucket holds
+   * now, so it is partial), and the age distribution of the jobs ready now. A window longer than
+   * the retention is cut to it (its first buckets count nothing).
    */
   queueActivity(query: QueueActivityQuery): Promise<QueueActivityReport>;
   /** Dead letters grouped by their last error's code, the largest group first (then by code). */
   deadLetterGroups(): Promise<DeadLetterGroup[]>;
 }
 
-/** The first bucket's start for `query` at `now`: buckets are aligned to multiples of `bucketMs`. */
-export function activityWindowStart(now: number, query: QueueActivityQuery): number {
-  const bucketMs = Math.max(1, Math.floor(query.bucketMs));
+/** The window of `query` at `now`: its first bucket's start, aligned to the bucket width, the width and the count. */
+export function activityWindow(now: number, query: QueueActivityQuery): { from: number; bucketMs: number; buckets: number } {
+  const bucketMs = Math.max(1, Math.floor(query.bucketMinutes)) * ACTIVITY_MINUTE_MS;
   const buckets = Math.max(1, Math.floor(query.buckets));
-  return (Math.floor(now / bucketMs) - (buckets - 1)) * bucketMs;
+  return { from: (Math.floor(now / bucketMs) - (buckets - 1)) * bucketMs, bucketMs, buckets };
+}
+
+/** The start of the minute `now` falls in: the row a recorded sample adds to. */
+export function activityMinute(now: number): number {
+  return Math.floor(now / ACTIVITY_MINUTE_MS) * ACTIVITY_MINUTE_MS;
 }
 
 /** The bucket of {@link JOB_AGE_BOUNDS_MS} that an age falls in. */

@@ -19,10 +19,13 @@ export const DeadLettersQuery = Type.Object(
 );
 export type DeadLettersQuery = Static<typeof DeadLettersQuery>;
 
-/** `GET /v1/queues/activity` query: `buckets` buckets of `bucketSeconds`, the last one holding now. */
+/**
+ * `GET /v1/queues/activity` query: `buckets` buckets of `bucketMinutes`, the last one holding now;
+ * the window (their product) is at most a day, the activity the store keeps.
+ */
 export const QueueActivityQuery = Type.Object(
   {
-    bucketSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600, default: 60 })),
+    bucketMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 60, default: 1 })),
     buckets: Type.Optional(Type.Integer({ minimum: 1, maximum: 120, default: 15 })),
   },
   { additionalProperties: false },

@@ -57,6 +57,8 @@ export class MemoryState {
   readonly ledger = new Map<string, LedgerEntry>();
   /** Run id -> its failed attempts, in commit order (written on the failure path only). */
   readonly failedAttempts = new Map<string, FailedAttempt[]>();
+  /** `<minute start>\0<queue>` -> recorded activity of that queue in that minute (`stats.recordActivity`). */
+  readonly queueActivity = new Map<string, { minuteAt: number; queue: string; completed: number; failed: number }>();
   /** `<cache>\0<key>` -> single-flight cache entry. */
   readonly cacheEntries = new Map<string, CacheEntry>();
   /** `<subjectId>\0<profile>` -> publication. */

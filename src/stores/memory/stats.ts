@@ -1,45 +1,49 @@
 /**
- * The `stats` sub-port of the memory store: queue activity over a window and dead letters by
- * error code, counted from the state's maps (the ledger for completions, the failure history for
- * failed attempts, the jobs for ages and dead letters) into the rows the SQL stores count, then
- * assembled by the same shared code.
+ * The `stats` sub-port of the memory store: recorded queue activity per queue and minute, the
+ * ages of ready jobs and dead letters by error code, counted from the state's maps into the rows
+ * the SQL stores count, then assembled by the same shared code.
  */
 import { JobKind, JobState, RunStatus } from '../../core/model.ts';
-import { queueName } from '../../core/pipeline/define-pipeline.ts';
-import type { DeadLetterGroup, QueueActivityQuery, QueueActivityReport, StatsPort } from '../../core/ports/stats.ts';
-import { jobAgeBucket } from '../../core/ports/stats.ts';
-import { activityReport, activityWindow, deadLetterGroupsFromRows, type BucketCountRow, type DeadLetterGroupRow } from '../shared/activity.ts';
+import type { ActivitySample, DeadLetterGroup, QueueActivityQuery, QueueActivityReport, StatsPort } from '../../core/ports/stats.ts';
+import { ACTIVITY_RETENTION_MS, activityMinute, activityWindow, jobAgeBucket } from '../../core/ports/stats.ts';
+import { activityReport, deadLetterGroupsFromRows, sumSamples, type ActivityCountRow, type BucketCountRow, type DeadLetterGroupRow } from '../shared/activity.ts';
 import type { MemoryContext } from './context.ts';
-import type { MemoryState } from './state.ts';
+import { deleteWhere, type MemoryState } from './state.ts';
 
-/** Counts `(queue, bucket)` pairs into rows. */
-function countRows(pairs: Iterable<readonly [queue: string, bucket: number]>): BucketCountRow[] {
-  const counts = new Map<string, BucketCountRow>();
-  for (const [queue, bucket] of pairs) {
-    const key = `${queue}\0${bucket}`;
-    const row = counts.get(key);
-    if (row) row.n += 1;
-    else counts.set(key, { queue, bucket, n: 1 });
+/** Adds the samples to the current minute and drops the minutes past retention. */
+function recordActivity(state: MemoryState, samples: readonly ActivitySample[]): void {
+  const sums = sumSamples(samples);
+  if (sums.length === 0) return;
+  const now = state.clock.now();
+  const minuteAt = activityMinute(now);
+  for (const s of sums) {
+    const key = `${minuteAt}\0${s.queue}`;
+    const row = state.queueActivity.get(key) ?? { minuteAt, queue: s.queue, completed: 0, failed: 0 };
+    row.completed += s.completed;
+    row.failed += s.failed;
+    state.queueActivity.set(key, row);
   }
-  return [...counts.values()];
+  const oldest = activityMinute(now - ACTIVITY_RETENTION_MS);
+  deleteWhere(state.queueActivity, (row) => row.minuteAt < oldest);
 }
 
-/** Completions and failures per queue and bucket, and the ages of the jobs ready now. */
+/** Recorded completions and failures per queue and bucket, and the ages of the jobs ready now. */
 function queueActivity(state: MemoryState, query: QueueActivityQuery): QueueActivityReport {
   const now = state.clock.now();
   const window = activityWindow(now, query);
-  const bucketOf = (time: number): number => Math.floor((time - window.from) / window.bucketMs);
-  const completed = [...state.ledger.values()].flatMap((entry) => {
-    const run = state.runs.get(entry.runId);
-    return entry.completedAt >= window.from && run ? [[queueName(run.pipeline, entry.stage), bucketOf(entry.completedAt)] as const] : [];
-  });
-  const failed = [...state.failedAttempts.values()].flatMap((history) =>
-    history.filter((a) => a.failedAt >= window.from).map((a) => [a.queue, bucketOf(a.failedAt)] as const),
-  );
-  const ready = [...state.jobs.values()]
-    .filter((job) => job.state === JobState.ready && job.availableAt <= now)
-    .map((job) => [job.queue, jobAgeBucket(now - job.availableAt)] as const);
-  return activityReport(window, now, { completed: countRows(completed), failed: countRows(failed), readyAges: countRows(ready) });
+  const activity: ActivityCountRow[] = [...state.queueActivity.values()]
+    .filter((row) => row.minuteAt >= window.from)
+    .map((row) => ({ queue: row.queue, bucket: Math.floor((row.minuteAt - window.from) / window.bucketMs), completed: row.completed, failed: row.failed }));
+  const ready = new Map<string, BucketCountRow>();
+  for (const job of state.jobs.values()) {
+    if (job.state !== JobState.ready || job.availableAt > now) continue;
+    const bucket = jobAgeBucket(now - job.availableAt);
+    const key = `${job.queue}\0${bucket}`;
+    const row = ready.get(key) ?? { queue: job.queue, bucket, n: 0 };
+    row.n += 1;
+    ready.set(key, row);
+  }
+  return activityReport(window, now, { activity, readyAges: [...ready.values()] });
 }
 
 /** Dead stage jobs of dead-lettered runs, grouped by their last error's code. */
@@ -66,6 +70,7 @@ function deadLetterGroups(state: MemoryState): DeadLetterGroup[] {
 export function createStatsPort(ctx: MemoryContext): StatsPort {
   const { state } = ctx;
   return {
+    recordActivity: ctx.atomic((samples) => recordActivity(state, samples)),
     queueActivity: ctx.atomic((query) => queueActivity(state, query)),
     deadLetterGroups: ctx.atomic(() => deadLetterGroups(state)),
   };

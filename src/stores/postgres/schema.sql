@@ -192,7 +192,7 @@ CREATE FUNCTION kiln.complete_distinct_items(p_items kiln.commit_item[], p_now b
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
-    AS $$-- sha256:f661c36a1ba64ddbde60c2908815a090c64ddeae1128c3f915e691bdbd9269ab$$;
+    AS $$-- sha256:7c36a635eeabdb5efe1102878826e8492aa44eb927e5cc652ac19f75f9a5b646$$;
 
 --
 -- Name: complete_item(kiln.commit_item, bigint, text); Type: FUNCTION; Schema: kiln; Owner: -
@@ -201,7 +201,7 @@ CREATE FUNCTION kiln.complete_distinct_items(p_items kiln.commit_item[], p_now b
 CREATE FUNCTION kiln.complete_item(p_item kiln.commit_item, p_now bigint, p_channel text, OUT outcome text, OUT run_status text, OUT woken_queue text, OUT publications_refused integer) RETURNS record
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
-    AS $$-- sha256:e608765107cc46f393ef43d55baaa069f4d404581bf1844415a7199f3df15f64$$;
+    AS $$-- sha256:880e9d24d67d4bd339ae7132bf66a9133c2c4e1e64af2405cb74d9fb4d9a5cf9$$;
 
 --
 -- Name: enqueue_job(kiln.commit_item, text, text, text, text, bigint, text); Type: FUNCTION; Schema: kiln; Owner: -
@@ -313,7 +313,6 @@ CREATE TABLE kiln.ledger (
     kind text NOT NULL,
     output json NOT NULL,
     completed_at bigint NOT NULL,
-    queue text COLLATE pg_catalog."C",
     CONSTRAINT ledger_kind_check CHECK ((kind = ANY (ARRAY['stage'::text, 'rollback'::text])))
 );
 
@@ -328,6 +327,19 @@ CREATE TABLE kiln.publications (
     subject_version bigint NOT NULL,
     fence bigint NOT NULL,
     updated_at bigint NOT NULL
+);
+
+--
+-- Name: queue_activity; Type: TABLE; Schema: kiln; Owner: -
+--
+
+CREATE TABLE kiln.queue_activity (
+    minute_at bigint NOT NULL,
+    queue text NOT NULL COLLATE pg_catalog."C",
+    completed bigint DEFAULT 0 NOT NULL,
+    failed bigint DEFAULT 0 NOT NULL,
+    CONSTRAINT queue_activity_completed_check CHECK ((completed >= 0)),
+    CONSTRAINT queue_activity_failed_check CHECK ((failed >= 0))
 );
 
 --
@@ -465,6 +477,13 @@ ALTER TABLE ONLY kiln.publications
     ADD CONSTRAINT publications_pkey PRIMARY KEY (subject_id, profile);
 
 --
+-- Name: queue_activity queue_activity_pkey; Type: CONSTRAINT; Schema: kiln; Owner: -
+--
+
+ALTER TABLE ONLY kiln.queue_activity
+    ADD CONSTRAINT queue_activity_pkey PRIMARY KEY (minute_at, queue);
+
+--
 -- Name: queues queues_pkey; Type: CONSTRAINT; Schema: kiln; Owner: -
 --
 
@@ -527,12 +546,6 @@ ALTER TABLE ONLY kiln.version_counters
 CREATE INDEX cache_entries_purge ON kiln.cache_entries USING btree (purge_at);
 
 --
--- Name: failed_attempts_time; Type: INDEX; Schema: kiln; Owner: -
---
-
-CREATE INDEX failed_attempts_time ON kiln.failed_attempts USING btree (failed_at, queue);
-
---
 -- Name: jobs_lease_expiry; Type: INDEX; Schema: kiln; Owner: -
 --
 
@@ -555,12 +568,6 @@ CREATE INDEX jobs_ready ON kiln.jobs USING btree (queue, priority, available_at,
 --
 
 CREATE INDEX jobs_run ON kiln.jobs USING btree (run_id);
-
---
--- Name: ledger_completed; Type: INDEX; Schema: kiln; Owner: -
---
-
-CREATE INDEX ledger_completed ON kiln.ledger USING btree (completed_at, queue);
 
 --
 -- Name: publications_artifact; Type: INDEX; Schema: kiln; Owner: -

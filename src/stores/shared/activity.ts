@@ -1,13 +1,14 @@
 /**
- * The `stats` sub-port's results as the SQL stores build them: the age-bucket expression both
- * dialects accept, and the assembly of counted rows into a {@link QueueActivityReport} and a
- * list of {@link DeadLetterGroup}s, so both stores agree on order and shape.
+ * The `stats` sub-port as every store builds it: the age-bucket expression both SQL dialects
+ * accept, samples summed per queue, and the assembly of counted rows into a
+ * {@link QueueActivityReport} and a list of {@link DeadLetterGroup}s, so the stores agree on order
+ * and shape.
  *
- * Driver-free: SQLite and PostgreSQL both use it.
+ * Driver-free: every store uses it.
  */
 import type { ErrorClass } from '../../core/errors.ts';
-import type { DeadLetterGroup, QueueActivity, QueueActivityQuery, QueueActivityReport } from '../../core/ports/stats.ts';
-import { activityWindowStart, JOB_AGE_BOUNDS_MS } from '../../core/ports/stats.ts';
+import type { ActivitySample, DeadLetterGroup, QueueActivity, QueueActivityReport } from '../../core/ports/stats.ts';
+import { JOB_AGE_BOUNDS_MS } from '../../core/ports/stats.ts';
 
 /**
  * A CASE expression giving the bucket of {@link JOB_AGE_BOUNDS_MS} that `ageExpr` (ms) falls in;
@@ -18,16 +19,19 @@ export function ageBucketSql(ageExpr: string): string {
   return `CASE ${whens} ELSE ${JOB_AGE_BOUNDS_MS.length} END`;
 }
 
-/** The window a query counts over: its start, bucket width and bucket count, sanitised. */
-export function activityWindow(now: number, query: QueueActivityQuery): { from: number; bucketMs: number; buckets: number } {
-  return { from: activityWindowStart(now, query), bucketMs: Math.max(1, Math.floor(query.bucketMs)), buckets: Math.max(1, Math.floor(query.buckets)) };
-}
-
-/** One counted row: how many things of `queue` fell in `bucket`. */
+/** Ready jobs of `queue` in age bucket `bucket`. */
 export interface BucketCountRow {
   queue: string;
   bucket: number;
   n: number;
+}
+
+/** Recorded activity of `queue` in window bucket `bucket` (summed over its minutes). */
+export interface ActivityCountRow {
+  queue: string;
+  bucket: number;
+  completed: number;
+  failed: number;
 }
 
 /** Code-point order, as every store lists names. */
@@ -36,13 +40,13 @@ export function compareNames(a: string, b: string): number {
 }
 
 /**
- * The report from counted rows: completions and failures by window bucket, ready jobs by age
- * bucket. Rows with a bucket outside the range are ignored (a clock that stepped back).
+ * The report from counted rows: recorded completions and failures by window bucket, ready jobs by
+ * age bucket. Rows with a bucket outside the range are ignored (a clock that stepped back).
  */
 export function activityReport(
   window: { from: number; bucketMs: number; buckets: number },
   now: number,
-  rows: { completed: readonly BucketCountRow[]; failed: readonly BucketCountRow[]; readyAges: readonly BucketCountRow[] },
+  rows: { activity: readonly ActivityCountRow[]; readyAges: readonly BucketCountRow[] },
 ): QueueActivityReport {
   const byQueue = new Map<string, QueueActivity>();
   const of = (queue: string): QueueActivity => {
@@ -58,17 +62,29 @@ export function activityReport(
     }
     return activity;
   };
-  const add = (list: readonly BucketCountRow[], field: 'completed' | 'failed' | 'readyAges'): void => {
-    for (const row of list) {
-      const counts = of(row.queue)[field];
-      if (Number.isInteger(row.bucket) && row.bucket >= 0 && row.bucket < counts.length) counts[row.bucket] = (counts[row.bucket] ?? 0) + Number(row.n);
-    }
+  const add = (counts: number[], bucket: number, n: number): void => {
+    if (Number.isInteger(bucket) && bucket >= 0 && bucket < counts.length) counts[bucket] = (counts[bucket] ?? 0) + Number(n);
   };
-  add(rows.completed, 'completed');
-  add(rows.failed, 'failed');
-  add(rows.readyAges, 'readyAges');
+  for (const row of rows.activity) {
+    const activity = of(row.queue);
+    add(activity.completed, row.bucket, row.completed);
+    add(activity.failed, row.bucket, row.failed);
+  }
+  for (const row of rows.readyAges) add(of(row.queue).readyAges, row.bucket, row.n);
   const queues = [...byQueue.values()].sort((a, b) => compareNames(a.queue, b.queue));
   return { from: window.from, bucketMs: window.bucketMs, now, queues };
+}
+
+/** The samples with their counts summed per queue, in queue order; queues with nothing to add left out. */
+export function sumSamples(samples: readonly ActivitySample[]): ActivitySample[] {
+  const byQueue = new Map<string, ActivitySample>();
+  for (const s of samples) {
+    const sum = byQueue.get(s.queue) ?? { queue: s.queue, completed: 0, failed: 0 };
+    sum.completed += Math.max(0, Math.floor(s.completed));
+    sum.failed += Math.max(0, Math.floor(s.failed));
+    byQueue.set(s.queue, sum);
+  }
+  return [...byQueue.values()].filter((s) => s.completed + s.failed > 0).sort((a, b) => compareNames(a.queue, b.queue));
 }
 
 /** One row per error code, as the SQL stores count dead letters. */

@@ -111,7 +111,7 @@ export function deadLettersView(container, ctx) {
       h(
         'table',
         { class: 'data', id: 'dead-letters-table' },
-        h('thead', {}, h('tr', {}, h('th', { scope: 'col', class: 'check' }, selectAll), ['Run', 'Queue', 'Attempts', 'Class', 'Code', 'Message', ''].map((label) => h('th', { scope: 'col' }, label)))),
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col', class: 'check' }, selectAll), ['Run', 'Queue', 'Attempts', 'Class', 'Code', 'Message', ''].map((label) => h('th', { scope: 'col', class: label === 'Attempts' ? 'num' : null }, label)))),
         body,
       ),
     ),

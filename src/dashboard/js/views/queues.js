@@ -80,7 +80,11 @@ function queueRow(queue, activity, report, ctx) {
     h('td', { class: `num ${queue.dead > 0 ? 'alert' : ''}` }, formatCount(queue.dead)),
     h('td', { class: `num ${queue.oldestReadyAgeMs > 60_000 ? 'warn' : ''}` }, queue.ready > 0 ? formatDuration(queue.oldestReadyAgeMs) : '–'),
     h('td', { class: 'chart-cell' }, sparkBars(completed, failed, { title: `completed and failed per minute, last ${BUCKETS} minutes` }), h('span', { class: 'chart-note', title: `average of the last ${RATE_BUCKETS} minutes` }, `${formatRate(perMinute(completed, report))}/min`)),
-    h('td', { class: `num ${rate !== null && rate > 0.1 ? 'alert' : ''}` }, rate === null ? '–' : formatPercent(rate), h('div', { class: 'muted small' }, `${formatCount(failures)} of ${formatCount(done + failures)}`)),
+    h(
+      'td',
+      { class: `num ${rate !== null && rate > 0.1 ? 'alert' : ''}` },
+      rate === null ? '–' : [formatPercent(rate), h('div', { class: 'muted small' }, `${formatCount(failures)} of ${formatCount(done + failures)}`)],
+    ),
     h('td', { class: 'chart-cell' }, stackedBar(ages.length ? ages : [0], AGE_LABELS)),
     h('td', {}, actions(queue, ctx)),
   );
@@ -126,7 +130,7 @@ export function queuesView(container, ctx) {
 
   return {
     async refresh() {
-      const [queues, activity] = await Promise.all([get('/v1/queues'), get('/v1/queues/activity', { buckets: BUCKETS, bucketSeconds: 60 })]);
+      const [queues, activity] = await Promise.all([get('/v1/queues'), get('/v1/queues/activity', { buckets: BUCKETS, bucketMinutes: 1 })]);
       const byQueue = new Map(activity.queues.map((q) => [q.queue, q]));
       const total = (field) => sum(queues.map((q) => q[field]));
       const done = sum(activity.queues.map((q) => sum(q.completed)));

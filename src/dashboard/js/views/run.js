@@ -64,8 +64,10 @@ function publicationRow(p) {
   );
 }
 
+/** A table; headers ending in `#` are numeric columns (right-aligned, the `#` dropped). */
 function table(id, headers, body) {
-  return h('div', { class: 'table-wrap' }, h('table', { class: 'data', id }, h('thead', {}, h('tr', {}, headers.map((label) => h('th', { scope: 'col' }, label)))), body));
+  const th = (label) => (label.endsWith('#') ? h('th', { scope: 'col', class: 'num' }, label.slice(0, -1)) : h('th', { scope: 'col' }, label));
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'data', id }, h('thead', {}, h('tr', {}, headers.map(th))), body));
 }
 
 /** The run view. */
@@ -90,8 +92,8 @@ export function runView(container, ctx) {
     facts,
     errorBox,
     h('section', {}, h('h2', {}, 'Stage timeline'), chart, h('div', { class: 'legend' }, Object.entries(SEGMENT_LABELS).map(([kind, label]) => h('span', {}, h('i', { class: `swatch bar-${kind}` }), label)))),
-    h('section', {}, h('h2', {}, 'Stages'), table('stages-table', ['Stage', 'Status', 'Attempts', 'Started', 'Finished', 'Duration', 'Lease owner', 'Progress', 'Output'], stagesBody)),
-    h('section', {}, h('h2', {}, 'Failed attempts'), table('attempts-table', ['Stage', 'Attempt', 'Worker', 'Started', 'Duration', 'Class', 'Code', 'Message', 'Decision'], attemptsBody)),
+    h('section', {}, h('h2', {}, 'Stages'), table('stages-table', ['Stage', 'Status', 'Attempts#', 'Started', 'Finished', 'Duration#', 'Lease owner', 'Progress', 'Output'], stagesBody)),
+    h('section', {}, h('h2', {}, 'Failed attempts'), table('attempts-table', ['Stage', 'Attempt#', 'Worker', 'Started', 'Duration#', 'Class', 'Code', 'Message', 'Decision'], attemptsBody)),
     publications,
   );
 
@@ -137,7 +139,7 @@ export function runView(container, ctx) {
       patchRows(stagesBody, run.stages, (s) => s.stage, stageRow);
       if (attempts.length === 0) emptyRow(attemptsBody, 9, 'No attempt failed.');
       else patchRows(attemptsBody, attempts, (a) => `${a.jobId}:${a.failedAt}`, attemptRow);
-      replace(publications, pubs && pubs.length > 0 ? [h('h2', {}, `Publications of ${run.subjectId}`), table('publications-table', ['Profile', 'Version', 'Artifact', 'Updated'], h('tbody', {}, pubs.map(publicationRow)))] : null);
+      replace(publications, pubs && pubs.length > 0 ? [h('h2', {}, `Publications of ${run.subjectId}`), table('publications-table', ['Profile', 'Version#', 'Artifact', 'Updated'], h('tbody', {}, pubs.map(publicationRow)))] : null);
     },
   };
 }

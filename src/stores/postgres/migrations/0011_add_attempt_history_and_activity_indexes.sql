@@ -1,9 +1,8 @@
 -- 0011_add_attempt_history_and_activity_indexes: what an operator reads besides the job path —
 -- the failed attempts of each run, throughput per queue over the last minutes, runs by tenant.
 --
--- Creates: table failed_attempts with index failed_attempts_time; column ledger.queue with index
--- ledger_completed; index runs_tenant. The commit routines that write them (fail_item,
--- complete_item, complete_distinct_items in routines/jobs-commit.sql) change with this migration.
+-- Creates: tables failed_attempts and queue_activity; index runs_tenant. fail_item
+-- (routines/jobs-commit.sql), which writes failed_attempts, changes with this migration.
 -- Runs inside the migration transaction with search_path set to the store's schema.
 -- Invariants:
 --   * failed_attempts: one row per failed attempt of a job (stage or rollback), written by
@@ -12,13 +11,12 @@
 --     rows, taken under the run's row lock, which every failure of the run takes), like
 --     ledger.seq. `worker` is the lease owner that ran the attempt; `action` what the engine
 --     decided. Rows are never updated or deleted (runs are never deleted either).
---   * failed_attempts_time and ledger_completed: queueActivity counts a window of the last
---     minutes by walking these from the window's start (index-only once vacuumed: time and queue
---     are in them), so its cost follows the window, not the store's history. Both grow at their
---     right edge (times only increase).
---   * ledger.queue: the queue of the job that completed the key (`<pipeline>.<stage>` for stage
---     and rollback jobs alike). Rows written before this migration are filled in here from their
---     run's pipeline; every later insert sets it.
+--   * queue_activity: per queue and minute (minute_at = the minute's start, epoch ms), how many
+--     jobs completed and attempts failed, as workers report them (recordActivity, about once a
+--     second per worker, in a transaction of its own: a commit never writes here, so commits of
+--     one queue never wait on each other for it). Counts only grow within their minute. Minutes
+--     older than a day are deleted when activity is recorded. The key leads with the minute, so a
+--     window of the last minutes is one range of it.
 --   * runs_tenant: listRuns by tenant walks the tenant's runs newest first. Only runs with a
 --     tenant are indexed, and neither column ever changes, so status moves never rewrite it.
 -- Append-only once released: change these objects in a later migration.
@@ -38,10 +36,13 @@ CREATE TABLE failed_attempts (
   failed_at   bigint NOT NULL,
   PRIMARY KEY (run_id, seq)
 );
-CREATE INDEX failed_attempts_time ON failed_attempts (failed_at, queue);
 
-ALTER TABLE ledger ADD COLUMN queue text COLLATE "C";
-UPDATE ledger l SET queue = r.pipeline || '.' || l.stage FROM runs r WHERE r.id = l.run_id;
-CREATE INDEX ledger_completed ON ledger (completed_at, queue);
+CREATE TABLE queue_activity (
+  minute_at bigint NOT NULL,
+  queue     text COLLATE "C" NOT NULL,
+  completed bigint NOT NULL DEFAULT 0 CHECK (completed >= 0),
+  failed    bigint NOT NULL DEFAULT 0 CHECK (failed >= 0),
+  PRIMARY KEY (minute_at, queue)
+);
 
 CREATE INDEX runs_tenant ON runs (tenant, id) WHERE tenant IS NOT NULL;

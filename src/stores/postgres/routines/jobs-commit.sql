@@ -41,8 +41,7 @@
 --   * A live job with the same key absorbs an enqueued one (ON CONFLICT DO NOTHING on
 --     jobs_live_key).
 --   * Every committed failure appends a failed_attempts row (job, attempt, worker, action, error,
---     duration); completions write the ledger entry with the job's queue. Nothing else is recorded
---     per attempt: the success path stays as it was.
+--     duration). Completions record nothing per attempt beyond the ledger and the stage record.
 --   * Failure actions: retry -> job ready after delay_ms, stage record failed; park -> job
 --     parked, run parked (when p_park_from allows); dead_letter (attempts ran out, a replay may
 --     succeed) -> job dead, stage record dead_lettered (a rollback job: rollback_status
@@ -92,7 +91,7 @@ BEGIN
   -- next job can never be absorbed by this one's live key.
   DELETE FROM jobs
   WHERE id = p_item.job_id AND lease_token = p_item.token AND state = 'leased' AND lease_until > p_now
-  RETURNING run_id, pipeline, stage, queue, kind, idempotency_key, tenant, trace_id, fence INTO d;
+  RETURNING run_id, pipeline, stage, kind, idempotency_key, tenant, trace_id, fence INTO d;
   IF NOT FOUND THEN
     outcome := CASE lease_refusal(p_item.job_id) WHEN 'cancelled' THEN 'cancelled' ELSE 'lease_lost' END;
     RETURN;
@@ -100,8 +99,8 @@ BEGIN
   outcome := 'committed';
   publications_refused := apply_publications(p_item.publish, d.fence, p_now);
 
-  INSERT INTO ledger (run_id, key, seq, stage, queue, kind, output, completed_at)
-  VALUES (d.run_id, d.idempotency_key, (SELECT count(*) FROM ledger WHERE run_id = d.run_id), d.stage, d.queue, d.kind,
+  INSERT INTO ledger (run_id, key, seq, stage, kind, output, completed_at)
+  VALUES (d.run_id, d.idempotency_key, (SELECT count(*) FROM ledger WHERE run_id = d.run_id), d.stage, d.kind,
           p_item.output::json, p_now)
   ON CONFLICT DO NOTHING;
   IF d.kind = 'stage' THEN
@@ -271,14 +270,14 @@ BEGIN
     -- without it each item is one primary-key lookup.
     DELETE FROM jobs j USING it
     WHERE j.id = it.job_id AND j.lease_token = it.token AND j.lease_until > p_now
-    RETURNING it.ord, j.run_id, j.pipeline, j.stage, j.queue, j.kind, j.idempotency_key, j.tenant, j.trace_id, j.fence,
+    RETURNING it.ord, j.run_id, j.pipeline, j.stage, j.kind, j.idempotency_key, j.tenant, j.trace_id, j.fence,
       it.output, it.duration_ms, it.enqueue_id, it.enqueue_stage, it.enqueue_queue, it.enqueue_kind, it.enqueue_key,
       it.enqueue_max_attempts, it.enqueue_priority
   ),
   ledgered AS (
     -- The first outcome of a key wins. Runs are distinct: each count sees its run's entries.
-    INSERT INTO ledger (run_id, key, seq, stage, queue, kind, output, completed_at)
-    SELECT d.run_id, d.idempotency_key, (SELECT count(*) FROM ledger x WHERE x.run_id = d.run_id), d.stage, d.queue, d.kind,
+    INSERT INTO ledger (run_id, key, seq, stage, kind, output, completed_at)
+    SELECT d.run_id, d.idempotency_key, (SELECT count(*) FROM ledger x WHERE x.run_id = d.run_id), d.stage, d.kind,
       d.output::json, p_now
     FROM done d
     ON CONFLICT DO NOTHING

@@ -62,7 +62,7 @@ function completeStage(ctx: SqliteContext, request: CompleteStageRequest, now: n
   const output = toJson(request.output);
 
   // The first completion of a key wins; a duplicate keeps the recorded outcome.
-  sql.insertLedger.run({ run_id: job.run_id, key: job.idempotency_key, stage: job.stage, queue: job.queue, kind: job.kind, output, now });
+  sql.insertLedger.run({ run_id: job.run_id, key: job.idempotency_key, stage: job.stage, kind: job.kind, output, now });
   if (job.kind === 'stage') {
     sql.succeedStage.run({ run_id: job.run_id, stage: job.stage, output, now, duration_ms: request.durationMs });
   } else {

@@ -193,7 +193,7 @@ export const RENEW_JOB = 'UPDATE jobs SET lease_until = ? WHERE id = ?';
  */
 export const DELETE_LEASED_JOB = `
   DELETE FROM jobs WHERE id = @id AND lease_token = @token AND state = 'leased' AND lease_until > @now
-  RETURNING run_id, pipeline, stage, queue, kind, idempotency_key, tenant, trace_id, fence`;
+  RETURNING run_id, pipeline, stage, kind, idempotency_key, tenant, trace_id, fence`;
 
 /**
  * In: id, new state (ready | parked | dead), available_at, attempt, last error. The job leaves
@@ -228,13 +228,12 @@ export const SELECT_RETIRED_JOB_RUN_STATUS = `
 // ---------------------------------------------------------------- ledger, paused queues, fences
 
 /**
- * In: run id, key, stage, queue, kind, output, now. The first completion of a key wins (ON
- * CONFLICT DO NOTHING); `seq` is the run's entry count so far, i.e. the entry's place in
- * completion order; `queue` feeds queueActivity (migration 0006).
+ * In: run id, key, stage, kind, output, now. The first completion of a key wins (ON CONFLICT DO
+ * NOTHING); `seq` is the run's entry count so far, i.e. the entry's place in completion order.
  */
 export const INSERT_LEDGER = `
-  INSERT INTO ledger (run_id, key, seq, stage, queue, kind, output, completed_at)
-  VALUES (@run_id, @key, (SELECT count(*) FROM ledger WHERE run_id = @run_id), @stage, @queue, @kind, @output, @now)
+  INSERT INTO ledger (run_id, key, seq, stage, kind, output, completed_at)
+  VALUES (@run_id, @key, (SELECT count(*) FROM ledger WHERE run_id = @run_id), @stage, @kind, @output, @now)
   ON CONFLICT DO NOTHING`;
 
 /**
@@ -306,7 +305,6 @@ export interface InsertLedgerParams {
   run_id: string;
   key: string;
   stage: string;
-  queue: string;
   kind: JobKind;
   output: string;
   now: number;
@@ -329,7 +327,7 @@ interface FailStageParams {
  * What a fenced delete returns: enough to write the ledger, enqueue the next job and fence the
  * item's publications (`fence` is set on every leased job).
  */
-export type DeletedJobRow = Pick<JobRow, 'run_id' | 'pipeline' | 'stage' | 'queue' | 'kind' | 'idempotency_key' | 'tenant' | 'trace_id'> & {
+export type DeletedJobRow = Pick<JobRow, 'run_id' | 'pipeline' | 'stage' | 'kind' | 'idempotency_key' | 'tenant' | 'trace_id'> & {
   fence: number;
 };
 

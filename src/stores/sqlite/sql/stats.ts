@@ -1,24 +1,31 @@
 /**
- * The SQL of the `stats` sub-port: queue activity over a window of buckets and dead letters by
- * error code. Nothing here writes. The window statements walk an index from the window's start
- * (ledger_completed, failed_attempts_time, migration 0006) and read the index alone.
+ * The SQL of the `stats` sub-port: recorded queue activity (queue_activity, migration 0006), ages
+ * of ready jobs and dead letters by error code. Only `RECORD_ACTIVITY` and `PRUNE_ACTIVITY` write,
+ * in a transaction of their own (never a commit's).
  */
-import { ageBucketSql, type BucketCountRow } from '../../shared/activity.ts';
+import { ageBucketSql, type ActivityCountRow, type BucketCountRow } from '../../shared/activity.ts';
 import type { SqliteDatabase } from '../connection.ts';
 
 /**
- * In: window start, bucket width. Out: completions (ledger entries) per queue and bucket since
- * `from`. (Numbers are bound as REAL, hence the CAST: the times are never before `from`, so
- * truncation is the floor.)
+ * In: the minute's start, a JSON array of `{queue, completed, failed}`. Adds each sample to its
+ * queue's row of that minute (created at zero). `WHERE true` lets SQLite parse the upsert after a SELECT.
  */
-export const COUNT_COMPLETIONS = `
-  SELECT queue, CAST((completed_at - @from) / @bucket_ms AS INTEGER) AS bucket, count(*) AS n
-  FROM ledger WHERE completed_at >= @from GROUP BY queue, bucket`;
+export const RECORD_ACTIVITY = `
+  INSERT INTO queue_activity (minute_at, queue, completed, failed)
+  SELECT @minute_at, s.value ->> '$.queue', s.value ->> '$.completed', s.value ->> '$.failed' FROM json_each(@samples) s WHERE true
+  ON CONFLICT (minute_at, queue) DO UPDATE SET completed = completed + excluded.completed, failed = failed + excluded.failed`;
 
-/** In: window start, bucket width. Out: failed attempts per queue and bucket since `from`. */
-export const COUNT_FAILURES = `
-  SELECT queue, CAST((failed_at - @from) / @bucket_ms AS INTEGER) AS bucket, count(*) AS n
-  FROM failed_attempts WHERE failed_at >= @from GROUP BY queue, bucket`;
+/** In: the oldest minute to keep. Deletes older minutes (one range of the primary key). */
+export const PRUNE_ACTIVITY = 'DELETE FROM queue_activity WHERE minute_at < ?';
+
+/**
+ * In: window start, bucket width (a whole number of minutes). Out: recorded completions and
+ * failures per queue and window bucket since `from`, from one range of the primary key. (Numbers
+ * are bound as REAL, hence the CAST; minutes are never before `from`, so truncation is the floor.)
+ */
+export const COUNT_ACTIVITY = `
+  SELECT queue, CAST((minute_at - @from) / @bucket_ms AS INTEGER) AS bucket, sum(completed) AS completed, sum(failed) AS failed
+  FROM queue_activity WHERE minute_at >= @from GROUP BY queue, bucket`;
 
 /** In: now. Out: jobs ready now per queue and age bucket (age since available), from jobs_ready alone. */
 export const COUNT_READY_AGES = `
@@ -47,13 +54,12 @@ export interface DeadLetterGroupTextRow {
   message: string;
 }
 
-type WindowParams = { from: number; bucket_ms: number };
-
 /** Prepares the statements of the `stats` sub-port; the schema must be migrated first. */
 export function prepareStatsStatements(db: SqliteDatabase) {
   return {
-    countCompletions: db.prepare<WindowParams, BucketCountRow>(COUNT_COMPLETIONS),
-    countFailures: db.prepare<WindowParams, BucketCountRow>(COUNT_FAILURES),
+    recordActivity: db.prepare<{ minute_at: number; samples: string }>(RECORD_ACTIVITY),
+    pruneActivity: db.prepare<[number]>(PRUNE_ACTIVITY),
+    countActivity: db.prepare<{ from: number; bucket_ms: number }, ActivityCountRow>(COUNT_ACTIVITY),
     countReadyAges: db.prepare<{ now: number }, BucketCountRow>(COUNT_READY_AGES),
     deadLetterGroups: db.prepare<[], DeadLetterGroupTextRow>(DEAD_LETTER_GROUPS),
   };
