@@ -8,11 +8,7 @@ import type { CacheEntry } from '../core/ports/cache.ts';
 import type { Publication } from '../core/ports/publications.ts';
 import type { QueueActivity, QueueActivityReport } from '../core/ports/stats.ts';
 import { JOB_AGE_BOUNDS_MS } from '../core/ports/stats.ts';
-
-/** An epoch-ms time as ISO-8601, keeping `null`. */
-function iso(ms: number | null): string | null {
-  return ms === null ? null : new Date(ms).toISOString();
-}
+import { isoTime as iso } from './views.ts';
 
 /** One failed attempt; `startedAt` is when its handler started (`failedAt - durationMs`). */
 export type AttemptView = Omit<FailedAttempt, 'failedAt'> & { startedAt: string; failedAt: string };

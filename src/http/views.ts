@@ -6,7 +6,7 @@ import type { Job, JsonValue, QueueStats, Run, StageErrorRecord, StageRecord } f
 import type { RunDetail } from '../core/ports/reads.ts';
 
 /** An epoch-ms time as ISO-8601, keeping `null`. */
-function isoTime(ms: number | null): string | null {
+export function isoTime(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
 }
 

@@ -25,7 +25,13 @@ let generation = 0;
 let timer = null;
 
 function parseHash() {
-  const raw = decodeURI(location.hash.slice(1)) || '/queues';
+  let raw = location.hash.slice(1);
+  try {
+    raw = decodeURI(raw);
+  } catch {
+    // A hand-typed address with a stray %: take it as it is.
+  }
+  raw ||= '/queues';
   const [path, query = ''] = raw.split('?');
   return { path, params: new URLSearchParams(query) };
 }

@@ -4,15 +4,7 @@
  * entries. Every function is one synchronous step on the state, so "exactly one builder" holds
  * by construction.
  */
-import type {
-  CacheAcquireRequest,
-  CacheAcquireResult,
-  CacheCompleteRequest,
-  CacheEntry,
-  CacheFailRequest,
-  CachePort,
-  ListCacheEntriesQuery,
-} from '../../core/ports/cache.ts';
+import type { CacheAcquireRequest, CacheAcquireResult, CacheCompleteRequest, CacheEntry, CacheFailRequest, CachePort, ListCacheEntriesQuery } from '../../core/ports/cache.ts';
 import { CacheEntryStatus } from '../../core/ports/cache.ts';
 import type { MemoryContext } from './context.ts';
 import { copy, newCacheEntry, pairKey } from './rows.ts';

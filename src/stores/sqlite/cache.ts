@@ -7,15 +7,7 @@
  * that builder. The other operations end, renew or purge a build, each one statement fenced by
  * the builder token.
  */
-import type {
-  CacheAcquireRequest,
-  CacheAcquireResult,
-  CacheCompleteRequest,
-  CacheEntry,
-  CacheFailRequest,
-  CachePort,
-  ListCacheEntriesQuery,
-} from '../../core/ports/cache.ts';
+import type { CacheAcquireRequest, CacheAcquireResult, CacheCompleteRequest, CacheEntry, CacheFailRequest, CachePort, ListCacheEntriesQuery } from '../../core/ports/cache.ts';
 import type { SqliteContext } from './context.ts';
 import { cacheEntryFromRow, toJson, type CacheEntryRow } from './rows.ts';
 
