@@ -219,7 +219,7 @@ CREATE FUNCTION kiln.enqueue_job(p_item kiln.commit_item, p_run_id text, p_pipel
 CREATE FUNCTION kiln.fail_item(p_item kiln.commit_item, p_now bigint, p_channel text, p_park_from text[], OUT outcome text, OUT run_status text, OUT woken_queue text) RETURNS record
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
-    AS $$-- sha256:001b781e1d007083b24c1e81873a04bd51d756695f0fccca7bd0c2449936d1a0$$;
+    AS $$-- sha256:33194cdd59240f6c23d5fafe7a4ddbef8310fd3d1e5973656efa5d5b83870d94$$;
 
 --
 -- Name: lease_refusal(text); Type: FUNCTION; Schema: kiln; Owner: -

@@ -156,7 +156,7 @@ BEGIN
   END IF;
   outcome := 'committed';
   SELECT * INTO v_run FROM runs WHERE id = v_job.run_id FOR NO KEY UPDATE;
-  -- The failure history (migration 0011): under the run's row lock, so seq counts every earlier
+  -- The failure history (migration 0012): under the run's row lock, so seq counts every earlier
   -- failure of the run; the lease owner is read before the update below clears it.
   INSERT INTO failed_attempts (run_id, seq, job_id, stage, kind, queue, attempt, worker, action, error, duration_ms, failed_at)
   VALUES (v_job.run_id, (SELECT count(*) FROM failed_attempts WHERE run_id = v_job.run_id), v_job.id, v_job.stage, v_job.kind,

@@ -12,7 +12,7 @@ const NOW = nowFrom(1);
  * Runs matching the filters, newest first (ids sort by creation time). Only the conditions that
  * apply are in the text, so the planner can use the partial runs_status index for the statuses it
  * holds, walk runs_subject_id within one subject or runs_tenant within one tenant (migration
- * 0011), and seek the primary key to the id range of a creation-time window.
+ * 0012), and seek the primary key to the id range of a creation-time window.
  */
 export const listRuns =
   (s: string): ListingText =>
@@ -48,7 +48,7 @@ export const listDeadLetters =
        ON r.id = j.run_id AND r.status = 'dead_lettered' AND j.state = 'dead' AND j.kind = 'stage'
      ${where} ORDER BY j.id DESC LIMIT $${limitParam}`;
 
-/** In: run id. Out: its failed attempts in commit order (failed_attempts, migration 0011). */
+/** In: run id. Out: its failed attempts in commit order (failed_attempts, migration 0012). */
 export const listAttempts = (s: string): Statement =>
   statement('list_attempts', `SELECT * FROM ${s}.failed_attempts WHERE run_id = $1 ORDER BY seq`);
 
