@@ -24,7 +24,7 @@ export interface JobRow extends JobRowOf<string> {
 /** A `ledger` row: `output` as TEXT. */
 export type LedgerRow = LedgerRowOf<string>;
 
-/** A `failed_attempts` row (migration 0007): `error` as TEXT. */
+/** A `failed_attempts` row (migration 0008): `error` as TEXT. */
 export type FailedAttemptRow = FailedAttemptRowOf<string>;
 
 /**

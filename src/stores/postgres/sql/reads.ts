@@ -48,7 +48,7 @@ export const listDeadLetters =
        ON r.id = j.run_id AND r.status = 'dead_lettered' AND j.state = 'dead' AND j.kind = 'stage'
      ${where} ORDER BY j.id DESC LIMIT $${limitParam}`;
 
-/** In: run id. Out: its failed attempts in commit order (failed_attempts, migration 0012). */
+/** In: run id. Out: its failed attempts in commit order (failed_attempts, migration 0013). */
 export const listAttempts = (s: string): Statement =>
   statement('list_attempts', `SELECT * FROM ${s}.failed_attempts WHERE run_id = $1 ORDER BY seq`);
 

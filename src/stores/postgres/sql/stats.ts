@@ -1,5 +1,5 @@
 /**
- * Statements of the `stats` sub-port: recorded queue activity (queue_activity, migration 0012),
+ * Statements of the `stats` sub-port: recorded queue activity (queue_activity, migration 0013),
  * ages of ready jobs and dead letters by error code. Only `recordActivity` writes, as a statement
  * of its own (never inside a commit).
  */

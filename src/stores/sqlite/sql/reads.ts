@@ -14,7 +14,7 @@ const INDEXED_STATUSES: ReadonlySet<RunStatus> = new Set(['failed', 'dead_letter
 
 /**
  * How a run listing finds its rows: within one subject (runs_subject_id, migration 0004) or one
- * tenant (runs_tenant, migration 0007), within one status that runs_status holds (the status a
+ * tenant (runs_tenant, migration 0008), within one status that runs_status holds (the status a
  * literal, so SQLite can prove the partial index applies), or walking the table newest first.
  */
 export type RunListingPath = 'subject' | 'tenant' | 'table' | RunStatus;
@@ -61,7 +61,7 @@ export const SELECT_STAGES_OF_RUN = 'SELECT * FROM stage_records WHERE run_id = 
 /** In: run id. Out: its ledger entries in completion order. */
 export const SELECT_LEDGER_OF_RUN = 'SELECT * FROM ledger WHERE run_id = ? ORDER BY seq';
 
-/** In: run id. Out: its failed attempts in commit order (failed_attempts, migration 0007). */
+/** In: run id. Out: its failed attempts in commit order (failed_attempts, migration 0008). */
 export const SELECT_ATTEMPTS_OF_RUN = 'SELECT * FROM failed_attempts WHERE run_id = ? ORDER BY seq';
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The SQL of the `stats` sub-port: recorded queue activity (queue_activity, migration 0007), ages
+ * The SQL of the `stats` sub-port: recorded queue activity (queue_activity, migration 0008), ages
  * of ready jobs and dead letters by error code. Only `RECORD_ACTIVITY` and `PRUNE_ACTIVITY` write,
  * in a transaction of their own (never a commit's).
  */

@@ -1,4 +1,4 @@
--- 0012_add_attempt_history_and_activity_indexes: what an operator reads besides the job path —
+-- 0013_add_attempt_history_and_activity_indexes: what an operator reads besides the job path —
 -- the failed attempts of each run, throughput per queue over the last minutes, runs by tenant.
 --
 -- Creates: tables failed_attempts and queue_activity; index runs_tenant. fail_item
