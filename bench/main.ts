@@ -17,7 +17,14 @@
  *            Flags: --connections C (default 32), --duration S (default 10), --warmup S (default 3),
  *            --log-level L (kiln serve, default warn), --cpu-prof (profile kiln serve's uncached phase).
  *            Writes bench/results/qr-<timestamp>.json.
+ *   dashboard  the dashboard's reads on a large store: fills SQLite (and PostgreSQL when a private
+ *            cluster or KILN_PG_URL is available) with finished runs through the store's ports, then
+ *            times GET /v1/runs (first page, filtered pages, a deep page by cursor), dead letters by
+ *            code and queue activity over real HTTP: p50/p99 against the 100 ms first-page target.
+ *            Flags: --runs N (default 100000), --requests N (default 200), --store sqlite|postgres.
+ *            Writes bench/results/dashboard-<timestamp>.json.
  */
+import { parseDashboardArgs } from './dashboard/dashboard-args.ts';
 import { EngineStore, parseEngineArgs, parseEngineStore } from './engine/engine-args.ts';
 import { runEngineSuite } from './engine/engine-suite.ts';
 import { parsePgEngineArgs } from './engine-pg/pg-engine-args.ts';
@@ -31,6 +38,7 @@ const USAGE = [
   '                               [--only kiln,kiln-prefetch,graphile-default,graphile-batched,pg-boss] [--scenario noop,chains]',
   '                               [--cpu-prof] [--submit single|bulk]',
   '       npm run bench -- qr [--connections 32] [--duration 10] [--warmup 3] [--log-level warn] [--cpu-prof]',
+  '       npm run bench -- dashboard [--runs 100000] [--requests 200] [--store sqlite|postgres]',
 ].join('\n');
 
 /** Runs the engine suite for the chosen store; true when some system failed. */
@@ -50,10 +58,23 @@ async function runQr(argv: readonly string[]): Promise<boolean> {
   return [report.raw, report.nodeQrcode, report.kilnUncached, report.kilnCached, report.fastifyHello].some((phase) => 'failed' in phase);
 }
 
+/**
+ * Runs the dashboard suite; true when a first page missed its target. Imported on demand: it
+ * loads the HTTP app (fastify), which the other suites' processes need not load.
+ */
+async function runDashboard(argv: readonly string[]): Promise<boolean> {
+  const args = parseDashboardArgs(argv);
+  const { runDashboardSuite } = await import('./dashboard/dashboard-suite.ts');
+  return (await runDashboardSuite(args)).missed;
+}
+
+const SUITES: Readonly<Record<string, (argv: readonly string[]) => Promise<boolean>>> = { engine: runEngine, qr: runQr, dashboard: runDashboard };
+
 const [suite, ...rest] = process.argv.slice(2);
-if (suite === 'engine' || suite === 'qr') {
+const run = suite === undefined ? undefined : SUITES[suite];
+if (run) {
   try {
-    if (await (suite === 'engine' ? runEngine(rest) : runQr(rest))) process.exitCode = 1;
+    if (await run(rest)) process.exitCode = 1;
   } catch (err) {
     console.error((err as Error).message);
     console.error(USAGE);

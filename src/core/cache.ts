@@ -67,3 +67,9 @@ export interface SingleFlightCache {
    */
   getOrBuild<T extends JsonValue>(options: CacheKeyOptions, build: (ctx: CacheBuildContext) => Promise<T>): Promise<CacheLookup<T>>;
 }
+
+/**
+ * One cache's lookups by how they were answered, and builds started, as a process counted them
+ * (its `kiln_cache_requests_total` and `kiln_cache_builds_total`).
+ */
+export type CacheCounters = { cache: string; builds: number } & Record<CacheRequestResult, number>;

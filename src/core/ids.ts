@@ -55,3 +55,13 @@ export function createIdGenerator(clock: Clock): IdGenerator {
     token: () => randomHex(16),
   };
 }
+
+/**
+ * The time prefix of the ids {@link createIdGenerator} makes at `ms`: it sorts after every id
+ * made before `ms` and before every id made at `ms` or later. Stores use it to turn a
+ * creation-time window into an id range they can seek, since ids sort by creation time.
+ */
+export function idTimeFloor(prefix: string, ms: number): string {
+  const clamped = Math.min(Math.max(0, Math.floor(ms)), 2 ** 48 - 1);
+  return `${prefix}_${clamped.toString(16).padStart(12, '0')}`;
+}

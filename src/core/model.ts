@@ -91,6 +91,32 @@ export interface StageErrorRecord {
   message: string;
 }
 
+/** What the engine did with a failed attempt (the `action` of `FailureDecision`, ports/jobs.ts). */
+export const FailureAction = { retry: 'retry', park: 'park', dead_letter: 'dead_letter', fail: 'fail' } as const;
+export type FailureAction = (typeof FailureAction)[keyof typeof FailureAction];
+
+/**
+ * One failed attempt of a job, recorded by the commit that recorded the failure (never on the
+ * success path). A run's successful attempts are its stage records and ledger entries.
+ */
+export interface FailedAttempt {
+  runId: string;
+  jobId: string;
+  stage: string;
+  kind: JobKind;
+  queue: string;
+  /** The job's claim count when it failed (restarts after a replay or a resume). */
+  attempt: number;
+  /** The lease owner that ran it (a worker id). */
+  workerId: string | null;
+  error: StageErrorRecord;
+  action: FailureAction;
+  /** Wall time of the handler. */
+  durationMs: number;
+  /** When the failure was committed (store clock). */
+  failedAt: number;
+}
+
 /** One execution of a pipeline for a subject. */
 export interface Run {
   id: string;

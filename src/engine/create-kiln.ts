@@ -153,6 +153,11 @@ export function createKiln(options: KilnOptions): Kiln {
 
     getRun,
     listRuns: (query = {}) => store.reads.listRuns({ ...query, limit: clampLimit(query.limit) }),
+    async listAttempts(runId) {
+      const attempts = await store.reads.listAttempts(runId);
+      if (attempts.length === 0 && !(await store.reads.getRun(runId))) throw new NotFoundError('run', runId);
+      return attempts;
+    },
     async cancelRun(runId, reason = 'cancelled by operator') {
       const run = await store.operator.cancelRun(runId, reason);
       observer.runStatus(run.pipeline, run.status, run.tenant);
@@ -168,6 +173,10 @@ export function createKiln(options: KilnOptions): Kiln {
     },
     listJobs: (query = {}) => store.reads.listJobs({ ...query, limit: clampLimit(query.limit) }),
     ledger: (runId) => store.reads.readLedger(runId),
+    listDeadLetters: (query = {}) => store.reads.listDeadLetters({ ...query, limit: clampLimit(query.limit) }),
+    deadLetterGroups: () => store.stats.deadLetterGroups(),
+    queueActivity: (query) => store.stats.queueActivity(query),
+    listCacheEntries: (query = {}) => store.cache.list({ ...query, limit: clampLimit(query.limit) }),
 
     async queues() {
       const stats = await store.reads.queueStats();

@@ -4,7 +4,7 @@
 import type { Clock } from '../core/clock.ts';
 import type { IdGenerator } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
-import type { Job, JsonValue, LedgerEntry, QueueStats, Run, RunStatus } from '../core/model.ts';
+import type { FailedAttempt, Job, JsonValue, LedgerEntry, QueueStats, Run, RunStatus } from '../core/model.ts';
 import type { EngineObserver } from '../core/observer.ts';
 import type { PipelineDefinition } from '../core/pipeline/define-pipeline.ts';
 import type { StagePolicy, StagePolicyOverrides } from '../core/policy/stage-policy.ts';
@@ -16,8 +16,10 @@ import type { ArtifactStore } from '../core/ports/artifact-store.ts';
 import type { SubmitRunResult } from '../core/ports/jobs.ts';
 import type { Lock, LockStats } from '../core/ports/locks.ts';
 import type { Publication } from '../core/ports/publications.ts';
-import type { RunDetail } from '../core/ports/reads.ts';
+import type { ListDeadLettersQuery, ListRunsQuery, RunDetail } from '../core/ports/reads.ts';
 import type { RequestRecord } from '../core/ports/requests.ts';
+import type { DeadLetterGroup, QueueActivityQuery, QueueActivityReport } from '../core/ports/stats.ts';
+import type { CacheEntry, ListCacheEntriesQuery } from '../core/ports/cache.ts';
 import type { Store } from '../core/ports/store.ts';
 
 /** Policy overrides from `kiln.yaml`: pipeline name -> stage name -> fields. */
@@ -131,7 +133,10 @@ export interface Kiln {
    */
   submitMany(pipeline: string, items: readonly { input: unknown; options?: SubmitOptions }[]): Promise<SubmitRunResult[]>;
   getRun(runId: string): Promise<RunDetail>;
-  listRuns(query?: { pipeline?: string; status?: RunStatus; subjectId?: string; before?: string; limit?: number }): Promise<Run[]>;
+  /** Runs newest first (see `ListRunsQuery`: pipeline, status, subject, tenant, creation time, keyset cursor). */
+  listRuns(query?: Partial<ListRunsQuery>): Promise<Run[]>;
+  /** Failed attempts of a run, in the order they were committed; `NotFoundError` for an unknown run. */
+  listAttempts(runId: string): Promise<FailedAttempt[]>;
   cancelRun(runId: string, reason?: string): Promise<Run>;
   resumeRun(runId: string): Promise<Run>;
   /**
@@ -142,6 +147,14 @@ export interface Kiln {
   getJob(jobId: string): Promise<Job>;
   listJobs(query?: { queue?: string; runId?: string; state?: Job['state']; limit?: number }): Promise<Job[]>;
   ledger(runId: string): Promise<LedgerEntry[]>;
+  /** Dead letters (dead stage jobs of `dead_lettered` runs), newest first; replay them with {@link Kiln.replayJob}. */
+  listDeadLetters(query?: Partial<ListDeadLettersQuery>): Promise<Job[]>;
+  /** Dead letters grouped by error code, the largest group first. */
+  deadLetterGroups(): Promise<DeadLetterGroup[]>;
+  /** Completions and failed attempts per queue over the last `buckets * bucketMs`, and ages of ready jobs. */
+  queueActivity(query: QueueActivityQuery): Promise<QueueActivityReport>;
+  /** Single-flight cache entries (e.g. `{ status: 'building' }`), by cache then key. */
+  listCacheEntries(query?: Partial<ListCacheEntriesQuery>): Promise<CacheEntry[]>;
   /** Stats of every known queue, including empty queues of registered pipelines. */
   queues(): Promise<QueueStats[]>;
   pauseQueue(queue: string): Promise<void>;

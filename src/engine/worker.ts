@@ -1,11 +1,13 @@
 /**
  * The worker loop: claims batches per queue up to each stage's concurrency, runs each job through
  * the executor, and sleeps until a wake hint or the poll interval when there is nothing to do.
- * A reaper timer hands expired leases back and sweeps orphaned temp files.
+ * A reaper timer hands expired leases back, sweeps orphaned temp files and reports what this worker
+ * committed per queue (queue activity, see activity-recorder.ts).
  */
 import type { CancelTimer } from '../core/clock.ts';
 import { NotFoundError } from '../core/errors.ts';
 import type { ClaimedJob, ClaimRequest } from '../core/ports/jobs.ts';
+import { createActivityRecorder } from './activity-recorder.ts';
 import { createLocalQueues, type LocalJob } from './local-queue.ts';
 import { StageAbortError } from './abort-reason.ts';
 import { createCommitBatcher } from './commit-batcher.ts';
@@ -46,7 +48,18 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
   const threads = createThreadPool(threadSlots);
   // Stale locks are reaped on every tick where this worker's stages take locks, else now and then.
   const reapLocksEvery = stages.some((s) => s.lock !== null) ? 1 : TEMP_SWEEP_EVERY;
-  const exec: ExecutorDeps = { ...deps, workerId: id, logger, leases, threads, commits: createCommitBatcher(deps.store, deps.clock), beforeCommit: options.beforeCommit };
+  // What this worker commits is counted in memory and reported by the reaper tick (queue activity).
+  const activity = createActivityRecorder(deps.store, deps.observer, logger);
+  const exec: ExecutorDeps = {
+    ...deps,
+    observer: activity.observer,
+    workerId: id,
+    logger,
+    leases,
+    threads,
+    commits: createCommitBatcher(deps.store, deps.clock),
+    beforeCommit: options.beforeCommit,
+  };
   const slots = createLocalQueues(stages);
   const served = new Set(queues);
   const executions = new Set<Promise<void>>();
@@ -142,6 +155,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
 
   const reap = async (): Promise<void> => {
     reapTimer = undefined;
+    await activity.flush();
     try {
       const { redelivered } = await deps.store.jobs.reap();
       for (const [queue, count] of Object.entries(redelivered)) {
@@ -223,6 +237,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
       }
       await handBack(leases.all(), 'in-flight jobs handed back');
       await Promise.all(executions);
+      await activity.flush();
       leases.stop();
       await threads.close();
       logger.info('worker stopped');

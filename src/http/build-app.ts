@@ -10,6 +10,10 @@ import { installErrorEnvelope } from './error-envelope.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, installRequestDeadline } from './request-deadline.ts';
 import { healthRoutes } from './routes/health.ts';
 import type { PipelineRoutes } from './pipeline-routes.ts';
+import { artifactRoutes } from './routes/artifacts.ts';
+import { cacheRoutes, type CacheStatsSource } from './routes/cache.ts';
+import { dashboardRoutes } from './routes/dashboard.ts';
+import { deadLetterRoutes } from './routes/dead-letters.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { metricsRoutes, type MetricsSource } from './routes/metrics.ts';
 import { queueRoutes } from './routes/queues.ts';
@@ -38,6 +42,8 @@ export interface AppDeps {
   routes?: readonly PipelineRoutes[];
   /** Default temp grace of `GET /v1/verify` (the reaper's `worker.tempGraceMs`). @default 1 h */
   verifyTempGraceMs?: number;
+  /** This process's cache counters, for `GET /v1/cache/stats` (src/observe/cache-counters.ts); omitted: `[]`. */
+  cacheStats?: CacheStatsSource;
 }
 
 /** Share of the request deadline `GET /v1/verify` may audit for; the rest is left to answer in. */
@@ -95,6 +101,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     budgetMs: verifyBudgetMs,
     ...(deps.verifyTempGraceMs === undefined ? {} : { tempGraceMs: deps.verifyTempGraceMs }),
   });
+  void app.register(deadLetterRoutes, { kiln: deps.kiln });
+  void app.register(cacheRoutes, { kiln: deps.kiln, ...(deps.cacheStats ? { cacheStats: deps.cacheStats } : {}) });
+  void app.register(artifactRoutes, { kiln: deps.kiln });
+  // The dashboard: static files only; it reads and acts through the /v1 routes above.
+  void app.register(dashboardRoutes);
   for (const routes of deps.routes ?? []) {
     if (deps.kiln.pipelines.has(routes.pipeline)) void app.register(routes.plugin, { kiln: deps.kiln });
   }

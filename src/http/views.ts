@@ -7,7 +7,7 @@ import type { RunDetail } from '../core/ports/reads.ts';
 import type { VerifyReport } from '../engine/verify/verify-types.ts';
 
 /** An epoch-ms time as ISO-8601, keeping `null`. */
-function isoTime(ms: number | null): string | null {
+export function isoTime(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
 }
 

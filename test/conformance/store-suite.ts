@@ -17,6 +17,7 @@ import { describePublicationsPort } from './suite-publications.ts';
 import { describeReadsPort } from './suite-reads.ts';
 import { describeRequestsPort } from './suite-requests.ts';
 import { describeRootPort } from './suite-root.ts';
+import { describeStatsPort } from './suite-stats.ts';
 import { describeVersionsPort } from './suite-versions.ts';
 
 export type { StoreHarness, SuiteContext } from './fixture.ts';
@@ -35,5 +36,6 @@ export function describeStoreSuite(name: string, harness: StoreHarness): void {
     describeArtifactRefsPort(harness);
     describeAuditPort(harness);
     describeLocksPort(harness);
+    describeStatsPort(harness);
   });
 }

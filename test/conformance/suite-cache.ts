@@ -393,10 +393,26 @@ function describeHousekeeping(harness: StoreHarness): void {
       assert.equal(await store.cache.deleteExpired(graceMs), 0, 'nothing left to delete');
       assert.equal((await acquire(store, 'ready-fresh', 'tok-z')).state, 'hit', 'kept entries still serve');
     });
+
+    test('list filters by status and cache, orders by cache then key, and changes nothing', async ({ store }) => {
+      await buildReady(store, 'b-ready', { n: 1 });
+      await build(store, 'b-building', 'tok-b');
+      await build(store, 'a-building', 'tok-a');
+      await build(store, 'x', 'tok-other', { cache: 'other' });
+      const keys = async (query: Parameters<typeof store.cache.list>[0]): Promise<string[]> =>
+        (await store.cache.list(query)).map((e) => `${e.cache}/${e.key}/${e.status}`);
+
+      assert.deepEqual(await keys({ limit: 10 }), ['other/x/building', `${CACHE}/a-building/building`, `${CACHE}/b-building/building`, `${CACHE}/b-ready/ready`]);
+      assert.deepEqual(await keys({ status: 'building', cache: CACHE, limit: 10 }), [`${CACHE}/a-building/building`, `${CACHE}/b-building/building`]);
+      assert.deepEqual(await keys({ status: 'ready', limit: 10 }), [`${CACHE}/b-ready/ready`]);
+      assert.deepEqual(await keys({ status: 'building', limit: 1 }), ['other/x/building']);
+      const [entry] = await store.cache.list({ cache: CACHE, status: 'building', limit: 1 });
+      assert.deepEqual(entry, await store.cache.get(CACHE, 'a-building'), 'the same entry get reads, builder lease included');
+    });
   });
 }
 
-/** Declares the cache sub-port's tests: `acquire`, `get`, `complete`, `fail`, `renew`, `deleteExpired`. */
+/** Declares the cache sub-port's tests: `acquire`, `get`, `complete`, `fail`, `renew`, `deleteExpired`, `list`. */
 export function describeCachePort(harness: StoreHarness): void {
   describe('cache sub-port', () => {
     describeBuilders(harness);

@@ -1,16 +1,20 @@
 /**
- * Conformance, reads sub-port: queue stats, run and job listings, lookups and the ledger.
+ * Conformance, reads sub-port: queue stats, run and job listings, lookups, the ledger, failed
+ * attempts and dead letters.
  */
 import assert from 'node:assert/strict';
 import { describe } from 'node:test';
 import type { QueueStats } from '../../src/core/model.ts';
 import type { Store } from '../../src/core/ports/store.ts';
 import type { StoreHarness } from './fixture.ts';
-import { LEASE_MS, claim, claimOne, complete, fail, failJob, failure, leaseOf, onPipeline, storeTest, submit } from './fixture.ts';
+import { LEASE_MS, claim, claimNew, claimOne, complete, fail, failJob, failure, leaseOf, onPipeline, storeTest, submit } from './fixture.ts';
 
 const SUBJECT = 'asset_42';
 
-/** Declares the reads sub-port's tests: `getRun`, `listRuns`, `getJob`, `listJobs`, `queueStats`, `readLedger`. */
+/**
+ * Declares the reads sub-port's tests: `getRun`, `listRuns`, `getJob`, `listJobs`, `queueStats`,
+ * `readLedger`, `listAttempts`, `listDeadLetters`.
+ */
 export function describeReadsPort(harness: StoreHarness): void {
   describe('reads sub-port', () => {
     const test = storeTest(harness);
@@ -132,10 +136,97 @@ export function describeReadsPort(harness: StoreHarness): void {
       assert.equal(await store.reads.getJob(ready.id), null, 'a completed job is deleted');
     });
 
-    test('getRun and getJob return null for unknown ids, readLedger an empty list', async ({ store }) => {
+    test('getRun and getJob return null for unknown ids, readLedger and listAttempts an empty list', async ({ store }) => {
       assert.equal(await store.reads.getRun('run_unknown'), null);
       assert.equal(await store.reads.getJob('job_unknown'), null);
       assert.deepEqual(await store.reads.readLedger('run_unknown'), []);
+      assert.deepEqual(await store.reads.listAttempts('run_unknown'), []);
+    });
+
+    test('listRuns filters by tenant and by creation time (after inclusive, before exclusive), with the other filters and the cursor', async ({ store, clock }) => {
+      const t0 = await store.now();
+      const a1 = await submit(store, { tenant: 'acme' });
+      await clock.advance(60_000);
+      const b1 = await submit(store, { tenant: 'bolt' });
+      const o1 = await submit(store, { ...onPipeline('other'), tenant: 'acme' });
+      await clock.advance(60_000);
+      const a2 = await submit(store, { tenant: 'acme' });
+      const n1 = await submit(store);
+      await store.operator.cancelRun(a2.id, 'test');
+
+      const ids = async (query: Omit<Parameters<Store['reads']['listRuns']>[0], 'limit'> & { limit?: number }): Promise<string[]> =>
+        (await store.reads.listRuns({ limit: 10, ...query })).map((r) => r.id);
+      assert.deepEqual(await ids({ tenant: 'acme' }), [a2.id, o1.id, a1.id]);
+      assert.deepEqual(await ids({ tenant: 'acme', pipeline: 'demo' }), [a2.id, a1.id]);
+      assert.deepEqual(await ids({ tenant: 'acme', status: 'cancelled' }), [a2.id]);
+      assert.deepEqual(await ids({ tenant: 'acme', status: 'queued', before: o1.id }), [a1.id]);
+      assert.deepEqual(await ids({ tenant: 'nobody' }), []);
+      assert.deepEqual(await ids({ createdAfter: t0 + 60_000 }), [n1.id, a2.id, o1.id, b1.id]);
+      assert.deepEqual(await ids({ createdBefore: t0 + 60_000 }), [a1.id]);
+      assert.deepEqual(await ids({ createdAfter: t0 + 60_000, createdBefore: t0 + 120_000 }), [o1.id, b1.id]);
+      assert.deepEqual(await ids({ createdAfter: t0 + 60_000, createdBefore: t0 + 120_000, limit: 1 }), [o1.id]);
+      assert.deepEqual(await ids({ createdAfter: t0 + 60_000, before: o1.id }), [b1.id]);
+      assert.deepEqual(await ids({ createdAfter: t0, tenant: 'acme', status: 'cancelled' }), [a2.id]);
+      assert.deepEqual(await ids({ createdAfter: t0 + 120_001 }), []);
+      assert.deepEqual(await ids({ createdBefore: t0 }), []);
+    });
+
+    test('listAttempts records every failed attempt in commit order, with its job, worker, error, decision and time; successes add nothing', async ({ store, clock }) => {
+      const run = await submit(store);
+      const first = await claimOne(store, 'demo.a', { workerId: 'worker-1' });
+      const flaky = failure('transient', 'FLAKY');
+      await clock.advance(100);
+      await fail(store, { lease: leaseOf(first), error: flaky, durationMs: 40, decision: { action: 'retry', delayMs: 0 } });
+      const t1 = await store.now();
+      const second = await claimOne(store, 'demo.a', { workerId: 'worker-2' });
+      await clock.advance(100);
+      const gone = failure('transient', 'GONE');
+      await fail(store, { lease: leaseOf(second), error: gone, durationMs: 7, decision: { action: 'dead_letter', rollback: null } });
+      const t2 = await store.now();
+
+      const base = { runId: run.id, jobId: first.job.id, stage: 'a', kind: 'stage', queue: 'demo.a' } as const;
+      const expected = [
+        { ...base, attempt: 1, workerId: 'worker-1', error: flaky, action: 'retry', durationMs: 40, failedAt: t1 },
+        { ...base, attempt: 2, workerId: 'worker-2', error: gone, action: 'dead_letter', durationMs: 7, failedAt: t2 },
+      ];
+      assert.deepEqual(await store.reads.listAttempts(run.id), expected);
+
+      await store.operator.replayJob(first.job.id);
+      const third = await claimOne(store);
+      await complete(store, { lease: leaseOf(third), output: 1, durationMs: 1, next: null });
+      assert.deepEqual(await store.reads.listAttempts(run.id), expected, 'a success records no attempt');
+      assert.deepEqual(await store.reads.listAttempts((await submit(store)).id), [], 'another run has its own history');
+    });
+
+    test('listDeadLetters lists the dead stage jobs of dead-lettered runs newest first, by code, queue and cursor', async ({ store, clock }) => {
+      const deadLetter = async (code: string, pipeline = 'demo'): Promise<string> => {
+        await submit(store, pipeline === 'demo' ? {} : onPipeline(pipeline));
+        const claimed = await claimOne(store, `${pipeline}.a`);
+        await failJob(store, claimed, { action: 'dead_letter', rollback: null }, failure('transient', code));
+        await clock.advance(1);
+        return claimed.job.id;
+      };
+      const d1 = await deadLetter('TIMEOUT');
+      const d2 = await deadLetter('BROKEN');
+      const d3 = await deadLetter('TIMEOUT', 'other');
+      // Not dead letters: a permanent failure (run failed), a retried job, a replayed one.
+      const permanent = await claimNew(store);
+      await failJob(store, permanent, { action: 'fail', rollback: null }, failure('permanent', 'TIMEOUT'));
+      const retried = await claimNew(store);
+      await failJob(store, retried, { action: 'retry', delayMs: 1_000 }, failure('transient', 'TIMEOUT'));
+      const replayed = await deadLetter('TIMEOUT');
+      await store.operator.replayJob(replayed);
+
+      const ids = async (query: Partial<Parameters<Store['reads']['listDeadLetters']>[0]> = {}): Promise<string[]> =>
+        (await store.reads.listDeadLetters({ limit: 10, ...query })).map((j) => j.id);
+      assert.deepEqual(await ids(), [d3, d2, d1]);
+      assert.deepEqual(await ids({ code: 'TIMEOUT' }), [d3, d1]);
+      assert.deepEqual(await ids({ queue: 'demo.a' }), [d2, d1]);
+      assert.deepEqual(await ids({ code: 'TIMEOUT', queue: 'demo.a' }), [d1]);
+      assert.deepEqual(await ids({ before: d3, limit: 1 }), [d2]);
+      assert.deepEqual(await ids({ code: 'NOPE' }), []);
+      const [newest] = await store.reads.listDeadLetters({ limit: 1 });
+      assert.deepEqual(newest, await store.reads.getJob(d3), 'the job as getJob reads it');
     });
   });
 }

@@ -13,6 +13,7 @@ import type { Store } from '../../src/core/ports/store.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln, PolicyOverrides, Worker } from '../../src/engine/kiln-types.ts';
 import { buildApp } from '../../src/http/build-app.ts';
+import { readCacheCounters } from '../../src/observe/cache-counters.ts';
 import { createMetrics } from '../../src/observe/metrics.ts';
 import type { PipelineDefinition } from '../../src/core/pipeline/define-pipeline.ts';
 import { builtinPipelines, builtinRoutes } from '../../src/pipelines/index.ts';
@@ -99,6 +100,7 @@ export async function openHttpHarness(createStore: StoreFactory, options: Harnes
     kiln,
     metrics,
     routes: builtinRoutes,
+    cacheStats: () => readCacheCounters(metrics.registry),
     ...(options.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: options.bodyLimitBytes }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
@@ -130,6 +132,16 @@ export async function openHttpHarness(createStore: StoreFactory, options: Harnes
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Runs `fn` against a fresh harness over `createStore` and always closes it. */
+export async function withHarness(createStore: StoreFactory, fn: (h: HttpHarness) => Promise<void>): Promise<void> {
+  const h = await openHttpHarness(createStore);
+  try {
+    await fn(h);
+  } finally {
+    await h.close();
+  }
 }
 
 /** POSTs a JSON body (and optional headers). */

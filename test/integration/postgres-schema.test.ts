@@ -63,7 +63,7 @@ describe('postgres schema', { skip }, () => {
     assertSnapshot(await dumpSchemaSnapshot(await stores.url(), schema), 'a freshly migrated schema');
   });
 
-  it('a schema at version 9 is migrated to the same schema as a fresh one (0010 and later, then every routine)', async () => {
+  it('a schema at version 9 is migrated to the same schema as a fresh one (0010 and every later migration, then every routine)', async () => {
     const schema = stores.newSchema();
     await loadFixture0009(await stores.url(), schema);
     const store = await open(schema);

@@ -12,6 +12,7 @@ import Database from 'better-sqlite3';
 import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
 import * as J from '../../src/stores/sqlite/sql/jobs.ts';
 import * as R from '../../src/stores/sqlite/sql/reads.ts';
+import * as S from '../../src/stores/sqlite/sql/stats.ts';
 import { JOB_COLUMNS, jobRowFromValues } from '../../src/stores/sqlite/rows.ts';
 import { createFakeClock } from '../../src/core/clock.ts';
 import { jobIdempotencyKey } from '../../src/core/keys.ts';
@@ -43,6 +44,7 @@ const HOT_STATEMENTS: Record<string, string> = {
   INSERT_LEDGER: J.INSERT_LEDGER,
   SELECT_LEDGER_OUTPUTS: J.SELECT_LEDGER_OUTPUTS,
   TAKE_FENCES: J.TAKE_FENCES,
+  INSERT_FAILED_ATTEMPT: J.INSERT_FAILED_ATTEMPT,
 };
 
 /** EXPLAIN QUERY PLAN of `sql`, every parameter bound to 1, as one line per step. */
@@ -78,11 +80,13 @@ describe('sqlite schema and statements', () => {
     const tables = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
     assert.deepEqual(tables, [
       'cache_entries',
+      'failed_attempts',
       'fence_counter',
       'jobs',
       'ledger',
       'locks',
       'publications',
+      'queue_activity',
       'queues',
       'request_records',
       'retired_jobs',
@@ -106,18 +110,31 @@ describe('sqlite schema and statements', () => {
     raw = new Database(path, { readonly: true });
     for (const status of ['failed', 'dead_lettered', 'cancelled', 'superseded', 'parked'] as const) {
       assert.ok(
-        planOf(raw, R.listRunsByStatusSql(status)).some((step) => step.includes('runs_status')),
+        planOf(raw, R.listRunsSql(R.runListingPath({ status }))).some((step) => step.includes('runs_status')),
         `${status} uses runs_status`,
       );
     }
     for (const status of Object.values(RunStatus)) assert.deepEqual(await store.reads.listRuns({ status, limit: 5 }), []);
   });
 
-  it('listRuns by subject walks runs_subject_id within the subject, never the whole runs table', () => {
+  it('listRuns by subject or tenant walks runs_subject_id or runs_tenant, never the whole runs table', () => {
     raw = new Database(path, { readonly: true });
-    const plan = planOf(raw, R.LIST_RUNS_OF_SUBJECT);
-    assert.ok(plan.some((step) => step.includes('runs_subject_id')), plan.join('; '));
-    for (const step of plan) assert.doesNotMatch(step, /^SCAN runs\b/);
+    for (const [query, index] of [
+      [{ subjectId: 's', tenant: 't', status: 'failed' }, 'runs_subject_id'],
+      [{ tenant: 't', status: 'failed' }, 'runs_tenant'],
+    ] as const) {
+      const plan = planOf(raw, R.listRunsSql(R.runListingPath(query)));
+      assert.ok(plan.some((step) => step.includes(index)), plan.join('; '));
+      for (const step of plan) assert.doesNotMatch(step, /^SCAN runs\b/);
+    }
+  });
+
+  it('every run listing seeks its id range on the primary key; queue activity reads one range of its key', () => {
+    raw = new Database(path, { readonly: true });
+    const walk = planOf(raw, R.listRunsSql('table'));
+    assert.ok(walk.some((step) => /SEARCH runs USING PRIMARY KEY \(id>\? AND id<\?\)/.test(step)), walk.join('; '));
+    const activity = planOf(raw, S.COUNT_ACTIVITY);
+    assert.ok(activity.some((step) => /SEARCH queue_activity USING PRIMARY KEY \(minute_at>\?\)/.test(step)), activity.join('; '));
   });
 
   it('the raw job row decoder reads every column of jobs, in the order JOB_COLUMNS names them', async () => {

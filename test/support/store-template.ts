@@ -17,6 +17,7 @@ export const SUB_PORT_FILES = [
   'artifact-refs.ts',
   'audit.ts',
   'locks.ts',
+  'stats.ts',
 ] as const;
 
 /** What every store folder holds, whatever its engine. */

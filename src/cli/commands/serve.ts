@@ -1,6 +1,7 @@
 /** `kiln serve`: the HTTP API and a worker in one process, on the configured store (SQLite by default). */
 import type { Command } from 'commander';
 import { buildApp } from '../../http/build-app.ts';
+import { readCacheCounters } from '../../observe/cache-counters.ts';
 import { describeStore } from '../../config/store-url.ts';
 import { builtinRoutes } from '../../pipelines/index.ts';
 import type { CliContext } from '../cli-context.ts';
@@ -32,6 +33,7 @@ async function serve(ctx: CliContext, options: ServeOptions): Promise<void> {
     requestTimeoutMs: config.http.requestTimeoutMs,
     routes: builtinRoutes,
     verifyTempGraceMs: config.worker.tempGraceMs,
+    cacheStats: () => readCacheCounters(rt.metrics.registry),
   });
   let url: string;
   try {

@@ -96,6 +96,15 @@ export interface CacheFailRequest {
   negative?: { error: JsonValue; ttlMs: number };
 }
 
+/** Filter for {@link CachePort.list}. */
+export interface ListCacheEntriesQuery {
+  /** Only entries in this state (e.g. `building`, for what is being built right now). */
+  status?: CacheEntryStatus;
+  /** Only entries of this cache. */
+  cache?: string;
+  limit: number;
+}
+
 /** The single-flight cache's entries; each method is one atomic unit on the store clock. */
 export interface CachePort {
   /**
@@ -119,6 +128,9 @@ export interface CachePort {
 
   /** Ends a build without a value (see {@link CacheFailRequest}); false, changing nothing, if `token` is not the builder. */
   fail(request: CacheFailRequest): Promise<boolean>;
+
+  /** Entries matching the filter, by cache then key; changes nothing. For operators (the dashboard). */
+  list(query: ListCacheEntriesQuery): Promise<CacheEntry[]>;
 
   /** Extends the builder lease by `leaseMs` from now if `token` still holds it. */
   renew(cache: string, key: string, token: string, leaseMs: number): Promise<boolean>;

@@ -1,15 +1,24 @@
 /**
- * The `reads` sub-port: runs, jobs, queues and the ledger as operators and the API list them.
- * Nothing here changes the store.
+ * The `reads` sub-port: runs, jobs, queues, the ledger and failed attempts as operators and the
+ * API list them. Nothing here changes the store.
  */
-import type { Job, LedgerEntry, QueueStats, Run, RunStatus, StageRecord } from '../model.ts';
+import type { FailedAttempt, Job, LedgerEntry, QueueStats, Run, RunStatus, StageRecord } from '../model.ts';
 
-/** Filter for {@link ReadsPort.listRuns}; newest first. */
+/**
+ * Filter for {@link ReadsPort.listRuns}; newest first. Paging is by keyset (`before` = the last
+ * id of the previous page), so a deep page costs what the first one does.
+ */
 export interface ListRunsQuery {
   pipeline?: string;
   status?: RunStatus;
   /** Only runs of this subject (e.g. every version of one asset). */
   subjectId?: string;
+  /** Only runs of this tenant. */
+  tenant?: string;
+  /** Only runs created at or after this time (epoch ms, store clock). */
+  createdAfter?: number;
+  /** Only runs created before this time (epoch ms, store clock). */
+  createdBefore?: number;
   /** Only runs with an id lower than this (pagination). */
   before?: string;
   limit: number;
@@ -20,6 +29,16 @@ export interface ListJobsQuery {
   queue?: string;
   runId?: string;
   state?: Job['state'];
+  limit: number;
+}
+
+/** Filter for {@link ReadsPort.listDeadLetters}; newest first (by job id), paged by `before`. */
+export interface ListDeadLettersQuery {
+  /** Only jobs whose last error has this code. */
+  code?: string;
+  queue?: string;
+  /** Only jobs with an id lower than this (pagination). */
+  before?: string;
   limit: number;
 }
 
@@ -39,4 +58,11 @@ export interface ReadsPort {
   queueStats(): Promise<QueueStats[]>;
   /** Ledger entries of a run, in completion order. */
   readLedger(runId: string): Promise<LedgerEntry[]>;
+  /** Failed attempts of a run (stage and rollback jobs), in the order they were committed. */
+  listAttempts(runId: string): Promise<FailedAttempt[]>;
+  /**
+   * Dead letters: the `dead` stage jobs of `dead_lettered` runs (what `OperatorPort.replayJob`
+   * may make ready again), newest first. Jobs of runs that failed permanently are not listed.
+   */
+  listDeadLetters(query: ListDeadLettersQuery): Promise<Job[]>;
 }

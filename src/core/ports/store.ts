@@ -14,6 +14,7 @@ import type { OperatorPort } from './operator.ts';
 import type { PublicationsPort } from './publications.ts';
 import type { ReadsPort } from './reads.ts';
 import type { RequestsPort } from './requests.ts';
+import type { StatsPort } from './stats.ts';
 import type { VersionsPort } from './versions.ts';
 
 /** What a store can and cannot do; differences are declared, never silently emulated. */
@@ -66,6 +67,8 @@ export interface Store {
   readonly audit: AuditPort;
   /** Named locks with fences (a stage's `lock` policy). */
   readonly locks: LocksPort;
+  /** Operator aggregates: queue activity, dead letters by code. */
+  readonly stats: StatsPort;
 
   /** Applies pending migrations; safe when several processes call it at once. */
   migrate(): Promise<MigrationResult>;

@@ -1,6 +1,10 @@
-/** Queue endpoints: depth and age, and the operator's pause / resume / drain. */
+/** Queue endpoints: depth and age, recent activity, and the operator's pause / resume / drain. */
 import type { FastifyPluginAsync } from 'fastify';
+import { ValidationError } from '../../core/errors.ts';
+import { ACTIVITY_MINUTE_MS, ACTIVITY_RETENTION_MS } from '../../core/ports/stats.ts';
 import type { Kiln } from '../../engine/kiln-types.ts';
+import { queueActivityView } from '../operator-views.ts';
+import { QueueActivityQuery } from '../schemas/operator.ts';
 import { QueueParams } from '../schemas/queues.ts';
 import { queueView, type QueueView } from '../views.ts';
 
@@ -16,9 +20,24 @@ async function currentQueue(kiln: Kiln, queue: string): Promise<QueueView> {
   return { queue, paused: false, ready: 0, scheduled: 0, inFlight: 0, parked: 0, dead: 0, oldestReadyAgeMs: 0 };
 }
 
-/** Registers `GET /v1/queues` and `POST /v1/queues/:queue/{pause,resume,drain}`. */
+/**
+ * Registers `GET /v1/queues`, `GET /v1/queues/activity` (completions and failed attempts per
+ * bucket as workers recorded them, ages of ready jobs; every known queue listed) and
+ * `POST /v1/queues/:queue/{pause,resume,drain}`.
+ */
 export const queueRoutes: FastifyPluginAsync<QueueRoutesOptions> = async (app, { kiln }) => {
   app.get('/v1/queues', async () => (await kiln.queues()).map(queueView));
+
+  app.get<{ Querystring: QueueActivityQuery }>('/v1/queues/activity', { schema: { querystring: QueueActivityQuery } }, async (request) => {
+    const { bucketMinutes = 1, buckets = 15 } = request.query;
+    if (bucketMinutes * buckets * ACTIVITY_MINUTE_MS > ACTIVITY_RETENTION_MS) {
+      throw new ValidationError(`bucketMinutes x buckets covers more than the ${ACTIVITY_RETENTION_MS / 60_000} minutes of activity kept`, {
+        details: { bucketMinutes, buckets },
+      });
+    }
+    const [report, queues] = await Promise.all([kiln.queueActivity({ bucketMinutes, buckets }), kiln.queues()]);
+    return queueActivityView(report, queues.map((q) => q.queue));
+  });
 
   const opts = { schema: { params: QueueParams } };
   app.post<{ Params: QueueParams }>('/v1/queues/:queue/pause', opts, async (request) => {

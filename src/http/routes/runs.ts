@@ -1,6 +1,8 @@
-/** Run endpoints: submit, list, inspect with the stage timeline, cancel and resume. */
+/** Run endpoints: submit, list, inspect with the stage timeline and failed attempts, cancel and resume. */
 import type { FastifyPluginAsync } from 'fastify';
+import { ValidationError } from '../../core/errors.ts';
 import type { Kiln, SubmitOptions } from '../../engine/kiln-types.ts';
+import { attemptView } from '../operator-views.ts';
 import { IdParams } from '../schemas/common.ts';
 import { CancelRunBody, ListRunsQuery, SubmitRunBody, SubmitRunHeaders } from '../schemas/runs.ts';
 import { runDetailView, runView } from '../views.ts';
@@ -21,6 +23,22 @@ function submitOptions(body: SubmitRunBody, headers: SubmitRunHeaders, tracepare
   return options;
 }
 
+/** An ISO-8601 query value as epoch ms; a date the pattern lets through but no calendar has is a 400. */
+function epochMs(field: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw new ValidationError(`querystring/${field} is not a valid date-time`, { details: { field, value } });
+  return ms;
+}
+
+/** The store's query for `GET /v1/runs`: creation times in epoch ms. */
+function listQuery(query: ListRunsQuery): Parameters<Kiln['listRuns']>[0] {
+  const { createdAfter, createdBefore, ...rest } = query;
+  const after = epochMs('createdAfter', createdAfter);
+  const before = epochMs('createdBefore', createdBefore);
+  return { ...rest, ...(after === undefined ? {} : { createdAfter: after }), ...(before === undefined ? {} : { createdBefore: before }) };
+}
+
 /** Registers the `/v1/runs` endpoints. */
 export const runRoutes: FastifyPluginAsync<RunRoutesOptions> = async (app, { kiln }) => {
   app.post<{ Body: SubmitRunBody; Headers: SubmitRunHeaders }>(
@@ -38,8 +56,12 @@ export const runRoutes: FastifyPluginAsync<RunRoutesOptions> = async (app, { kil
   );
 
   app.get<{ Querystring: ListRunsQuery }>('/v1/runs', { schema: { querystring: ListRunsQuery } }, async (request) => {
-    const runs = await kiln.listRuns(request.query);
+    const runs = await kiln.listRuns(listQuery(request.query));
     return runs.map(runView);
+  });
+
+  app.get<{ Params: IdParams }>('/v1/runs/:id/attempts', { schema: { params: IdParams } }, async (request) => {
+    return (await kiln.listAttempts(request.params.id)).map(attemptView);
   });
 
   app.get<{ Params: IdParams }>('/v1/runs/:id', { schema: { params: IdParams } }, async (request) => {

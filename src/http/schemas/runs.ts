@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { RunStatus } from '../../core/model.ts';
-import { LimitQuery, StringEnum } from './common.ts';
+import { IsoDateTime, LimitQuery, StringEnum } from './common.ts';
 
 /** `POST /v1/runs` body. */
 export const SubmitRunBody = Type.Object(
@@ -35,7 +35,10 @@ export const ListRunsQuery = Type.Object(
     status: Type.Optional(StringEnum(RunStatus)),
     pipeline: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     subjectId: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Only runs of this subject.' })),
-    before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    tenant: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only runs of this tenant.' })),
+    createdAfter: Type.Optional(IsoDateTime('Only runs created at or after this time (ISO-8601 with a zone).')),
+    createdBefore: Type.Optional(IsoDateTime('Only runs created before this time (ISO-8601 with a zone).')),
+    before: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Keyset cursor: the last id of the previous page.' })),
     ...LimitQuery.properties,
   },
   { additionalProperties: false },

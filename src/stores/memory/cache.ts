@@ -4,7 +4,7 @@
  * entries. Every function is one synchronous step on the state, so "exactly one builder" holds
  * by construction.
  */
-import type { CacheAcquireRequest, CacheAcquireResult, CacheCompleteRequest, CacheEntry, CacheFailRequest, CachePort } from '../../core/ports/cache.ts';
+import type { CacheAcquireRequest, CacheAcquireResult, CacheCompleteRequest, CacheEntry, CacheFailRequest, CachePort, ListCacheEntriesQuery } from '../../core/ports/cache.ts';
 import { CacheEntryStatus } from '../../core/ports/cache.ts';
 import type { MemoryContext } from './context.ts';
 import { copy, newCacheEntry, pairKey } from './rows.ts';
@@ -161,6 +161,14 @@ function deleteExpiredCacheEntries(state: MemoryState, graceMs: number): number 
   return deleteWhere(state.cacheEntries, (entry) => isUnservable(entry, now, graceMs));
 }
 
+/** Entries matching the filter, by cache then key (code-point order, as in every store). */
+function listCacheEntries(state: MemoryState, query: ListCacheEntriesQuery): CacheEntry[] {
+  return [...state.cacheEntries.values()]
+    .filter((e) => (query.status === undefined || e.status === query.status) && (query.cache === undefined || e.cache === query.cache))
+    .sort((a, b) => (a.cache === b.cache ? (a.key < b.key ? -1 : 1) : a.cache < b.cache ? -1 : 1))
+    .slice(0, Math.max(0, query.limit));
+}
+
 /** The single-flight cache entries of the state. */
 export function createCachePort(ctx: MemoryContext): CachePort {
   const { state } = ctx;
@@ -169,6 +177,7 @@ export function createCachePort(ctx: MemoryContext): CachePort {
     get: ctx.atomic((cache, key) => getCacheEntry(state, cache, key)),
     complete: ctx.atomic((request) => completeCacheEntry(state, request)),
     fail: ctx.atomic((request) => failCacheEntry(state, request)),
+    list: ctx.atomic((query) => listCacheEntries(state, query)),
     renew: ctx.atomic((cache, key, token, leaseMs) => renewCacheLease(state, cache, key, token, leaseMs)),
     deleteExpired: ctx.atomic((graceMs) => deleteExpiredCacheEntries(state, graceMs)),
   };

@@ -1,9 +1,10 @@
 /**
- * The `reads` sub-port of the memory store: runs, jobs, queue stats, ledger.
+ * The `reads` sub-port of the memory store: runs, jobs, queue stats, ledger, failed attempts and
+ * dead letters.
  */
-import type { Job, LedgerEntry, QueueStats, Run } from '../../core/model.ts';
-import { JobState } from '../../core/model.ts';
-import type { ListJobsQuery, ListRunsQuery, ReadsPort, RunDetail } from '../../core/ports/reads.ts';
+import type { FailedAttempt, Job, LedgerEntry, QueueStats, Run } from '../../core/model.ts';
+import { JobKind, JobState, RunStatus } from '../../core/model.ts';
+import type { ListDeadLettersQuery, ListJobsQuery, ListRunsQuery, ReadsPort, RunDetail } from '../../core/ports/reads.ts';
 import type { MemoryContext } from './context.ts';
 import type { MemoryState } from './state.ts';
 
@@ -34,6 +35,9 @@ function listRuns(state: MemoryState, query: ListRunsQuery): Run[] {
         (query.pipeline === undefined || r.pipeline === query.pipeline) &&
         (query.status === undefined || r.status === query.status) &&
         (query.subjectId === undefined || r.subjectId === query.subjectId) &&
+        (query.tenant === undefined || r.tenant === query.tenant) &&
+        (query.createdAfter === undefined || r.createdAt >= query.createdAfter) &&
+        (query.createdBefore === undefined || r.createdAt < query.createdBefore) &&
         (before === undefined || r.id < before),
     )
     .sort((a, b) => compareIds(b.id, a.id))
@@ -94,6 +98,28 @@ function readLedger(state: MemoryState, runId: string): LedgerEntry[] {
   return [...state.ledger.values()].filter((e) => e.runId === runId);
 }
 
+/** Failed attempts of a run, in commit order. */
+function listAttempts(state: MemoryState, runId: string): FailedAttempt[] {
+  return state.failedAttempts.get(runId) ?? [];
+}
+
+/** Dead stage jobs of dead-lettered runs, newest first. */
+function listDeadLetters(state: MemoryState, query: ListDeadLettersQuery): Job[] {
+  const { before } = query;
+  return [...state.jobs.values()]
+    .filter(
+      (j) =>
+        j.state === JobState.dead &&
+        j.kind === JobKind.stage &&
+        state.runs.get(j.runId)?.status === RunStatus.dead_lettered &&
+        (query.code === undefined || j.lastError?.code === query.code) &&
+        (query.queue === undefined || j.queue === query.queue) &&
+        (before === undefined || j.id < before),
+    )
+    .sort((a, b) => compareIds(b.id, a.id))
+    .slice(0, Math.max(0, query.limit));
+}
+
 /** The read-only views of the state. */
 export function createReadsPort(ctx: MemoryContext): ReadsPort {
   const { state } = ctx;
@@ -104,5 +130,7 @@ export function createReadsPort(ctx: MemoryContext): ReadsPort {
     listJobs: ctx.atomic((query) => listJobs(state, query)),
     queueStats: ctx.atomic(() => queueStats(state)),
     readLedger: ctx.atomic((runId) => readLedger(state, runId)),
+    listAttempts: ctx.atomic((runId) => listAttempts(state, runId)),
+    listDeadLetters: ctx.atomic((query) => listDeadLetters(state, query)),
   };
 }

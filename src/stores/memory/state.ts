@@ -7,7 +7,7 @@ import type { Clock } from '../../core/clock.ts';
 import { NotFoundError } from '../../core/errors.ts';
 import type { IdGenerator } from '../../core/ids.ts';
 import { jobIdempotencyKey } from '../../core/keys.ts';
-import type { Job, JsonValue, LedgerEntry, Run, RunStatus, StageErrorRecord, StageRecord } from '../../core/model.ts';
+import type { FailedAttempt, Job, JsonValue, LedgerEntry, Run, RunStatus, StageErrorRecord, StageRecord } from '../../core/model.ts';
 import { JobState, StageStatus } from '../../core/model.ts';
 import type { CacheEntry } from '../../core/ports/cache.ts';
 import type { JobSpec, LeaseRef } from '../../core/ports/jobs.ts';
@@ -61,6 +61,10 @@ export class MemoryState {
   readonly jobRunIds = new Map<string, string>();
   /** Idempotency key -> entry; Map insertion order is completion order. */
   readonly ledger = new Map<string, LedgerEntry>();
+  /** Run id -> its failed attempts, in commit order (written on the failure path only). */
+  readonly failedAttempts = new Map<string, FailedAttempt[]>();
+  /** `<minute start>\0<queue>` -> recorded activity of that queue in that minute (`stats.recordActivity`). */
+  readonly queueActivity = new Map<string, { minuteAt: number; queue: string; completed: number; failed: number }>();
   /** `<cache>\0<key>` -> single-flight cache entry. */
   readonly cacheEntries = new Map<string, CacheEntry>();
   /** `<subjectId>\0<profile>` -> publication. */

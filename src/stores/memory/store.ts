@@ -18,6 +18,7 @@ import { createOperatorPort } from './operator.ts';
 import { createPublicationsPort } from './publications.ts';
 import { createReadsPort } from './reads.ts';
 import { createRequestsPort } from './requests.ts';
+import { createStatsPort } from './stats.ts';
 import { createVersionsPort } from './versions.ts';
 
 const CAPABILITIES: StoreCapabilities = Object.freeze({
@@ -55,6 +56,7 @@ export function buildMemoryStoreOn(ctx: MemoryContext): Store {
     artifactRefs: createArtifactRefsPort(ctx),
     audit: createAuditPort(ctx),
     locks: createLocksPort(ctx),
+    stats: createStatsPort(ctx),
     migrate: ctx.atomic(() => applyMigrations(state)),
     schemaVersion: ctx.atomic(() => readSchemaVersionInfo(state)),
     now: ctx.atomic(() => state.clock.now()),

@@ -13,9 +13,10 @@ import type {
   CacheEntry,
   CacheFailRequest,
   CachePort,
+  ListCacheEntriesQuery,
 } from '../../core/ports/cache.ts';
 import type { PgContext } from './context.ts';
-import { queryRows } from './database.ts';
+import { queryListing, queryRows, type ListingFilter } from './database.ts';
 import { cacheEntryFromRow, toJsonText, type CacheEntryRow } from './rows.ts';
 
 /** A row of the acquire statement: the decision and the entry after it. */
@@ -92,6 +93,15 @@ async function failCacheEntry(ctx: PgContext, request: CacheFailRequest): Promis
   return row?.released === 1;
 }
 
+/** Entries matching the filter, by cache then key. */
+async function listCacheEntries(ctx: PgContext, query: ListCacheEntriesQuery): Promise<CacheEntry[]> {
+  const filters: ListingFilter[] = [
+    ['status', '=', query.status],
+    ['cache', '=', query.cache],
+  ];
+  return (await queryListing<CacheEntryRow>(ctx.pool, ctx.sql.cache.listCacheEntries, filters, query.limit)).map(cacheEntryFromRow);
+}
+
 /** Extends the builder lease by `leaseMs` from now if `token` still holds a live lease. */
 async function renewCacheLease(ctx: PgContext, cache: string, key: string, token: string, leaseMs: number): Promise<boolean> {
   const rows = await queryRows(ctx.pool, ctx.sql.cache.renewCacheLease, [ctx.now(), cache, key, token, wholeMs(leaseMs)]);
@@ -112,6 +122,7 @@ export function createCachePort(ctx: PgContext): CachePort {
     get: (cache, key) => getCacheEntry(ctx, cache, key),
     complete: (request) => completeCacheEntry(ctx, request),
     fail: (request) => failCacheEntry(ctx, request),
+    list: (query) => listCacheEntries(ctx, query),
     renew: (cache, key, token, leaseMs) => renewCacheLease(ctx, cache, key, token, leaseMs),
     deleteExpired: (graceMs) => deleteExpiredCacheEntries(ctx, graceMs),
   });

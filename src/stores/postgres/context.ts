@@ -21,6 +21,7 @@ import * as operatorSql from './sql/operator.ts';
 import * as publicationsSql from './sql/publications.ts';
 import * as readsSql from './sql/reads.ts';
 import * as requestsSql from './sql/requests.ts';
+import * as statsSql from './sql/stats.ts';
 import * as versionsSql from './sql/versions.ts';
 
 /** Builds the statements of a store whose tables live in `schema` (already validated), by sub-port. */
@@ -38,6 +39,7 @@ export function buildStatements(schema: string) {
     artifactRefs: buildAll(artifactRefsSql, s),
     audit: buildAll(auditSql, s),
     locks: buildAll(locksSql, s),
+    stats: buildAll(statsSql, s),
   };
 }
 

@@ -59,6 +59,31 @@ export async function queryAdHoc<R extends pg.QueryResultRow>(db: Queryable, tex
   return result.rows;
 }
 
+/** A listing filter: the column, its operator, and the value (undefined: the filter is not given). */
+export type ListingFilter = readonly [column: string, op: string, value: unknown];
+
+/** The text of a listing: `where` holds the filters as `$1..$n`; `limitParam` (n + 1) is the limit's. */
+export type ListingText = (where: string, limitParam: number) => string;
+
+/**
+ * Runs a listing (an operator query, ad hoc) with the filters given; the others are left out of the
+ * text, so the planner sees only the conditions that apply and plans for their values.
+ * Parameters are numbered from `$1`, the limit (a whole number, at least 0) last; `where` is
+ * empty or `WHERE <conditions>`.
+ */
+export async function queryListing<R extends pg.QueryResultRow>(
+  db: Queryable,
+  text: ListingText,
+  filters: readonly ListingFilter[],
+  limit: number,
+): Promise<R[]> {
+  const present = filters.filter(([, , value]) => value !== undefined);
+  const conditions = present.map(([column, op], i) => `${column} ${op} $${i + 1}`).join(' AND ');
+  const values = present.map(([, , value]) => value);
+  values.push(Math.max(0, Math.floor(limit)));
+  return queryAdHoc<R>(db, text(conditions === '' ? '' : `WHERE ${conditions}`, values.length), values);
+}
+
 /**
  * Runs `body` in one transaction on a client of its own (READ COMMITTED: each statement sees
  * what committed before it started, and row locks decide the rest). Commits when `body`

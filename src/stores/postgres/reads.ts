@@ -2,24 +2,25 @@
  * The `reads` sub-port of the PostgreSQL store: runs, jobs, queue stats and the ledger. Each read
  * is one statement, so a run and its stage records come from the same snapshot.
  */
-import type pg from 'pg';
-import type { Job, LedgerEntry, QueueStats, Run } from '../../core/model.ts';
-import type { ListJobsQuery, ListRunsQuery, ReadsPort, RunDetail } from '../../core/ports/reads.ts';
+import type { FailedAttempt, Job, LedgerEntry, QueueStats, Run } from '../../core/model.ts';
+import type { ListDeadLettersQuery, ListJobsQuery, ListRunsQuery, ReadsPort, RunDetail } from '../../core/ports/reads.ts';
+import { AFTER_EVERY_ID, runIdRange } from '../shared/run-window.ts';
 import type { PgContext } from './context.ts';
-import { queryAdHoc, queryRows } from './database.ts';
+import { queryListing, queryRows, type ListingFilter } from './database.ts';
 import {
+  failedAttemptFromRow,
   jobFromRow,
   ledgerFromRow,
   queueStatsFromRow,
   runFromRow,
   stageFromRow,
+  type FailedAttemptRow,
   type JobRow,
   type LedgerRow,
   type QueueStatsRow,
   type RunRow,
   type StageRow,
 } from './rows.ts';
-import type { ListingText } from './sql/reads.ts';
 
 /** A run with its stage records in pipeline order, or null. */
 async function getRun(ctx: PgContext, runId: string): Promise<RunDetail | null> {
@@ -27,31 +28,20 @@ async function getRun(ctx: PgContext, runId: string): Promise<RunDetail | null> 
   return row ? { run: runFromRow(row.run), stages: row.stages.map(stageFromRow) } : null;
 }
 
-/** A filter: the column, its operator, and the value (undefined: the filter is not given). */
-type Filter = readonly [column: string, op: string, value: unknown];
-
-/**
- * Runs a listing with the filters given (the others are left out of the text, so the planner sees
- * only the conditions that apply), parameters numbered from `$1`, the limit last.
- */
-async function listing<R extends pg.QueryResultRow>(ctx: PgContext, text: ListingText, filters: readonly Filter[], limit: number): Promise<R[]> {
-  const present = filters.filter(([, , value]) => value !== undefined);
-  const conditions = present.map(([column, op], i) => `${column} ${op} $${i + 1}`).join(' AND ');
-  const values = present.map(([, , value]) => value);
-  // A row limit as a parameter: a whole number, at least 0.
-  values.push(Math.max(0, Math.floor(limit)));
-  return queryAdHoc<R>(ctx.pool, text(conditions === '' ? '' : `WHERE ${conditions}`, values.length), values);
-}
-
 /** Runs matching the filter, newest first. */
 async function listRuns(ctx: PgContext, query: ListRunsQuery): Promise<Run[]> {
-  const filters: Filter[] = [
+  const range = runIdRange(query);
+  const filters: ListingFilter[] = [
     ['pipeline', '=', query.pipeline],
     ['status', '=', query.status],
     ['subject_id', '=', query.subjectId],
-    ['id', '<', query.before],
+    ['tenant', '=', query.tenant],
+    ['created_at', '>=', query.createdAfter],
+    ['created_at', '<', query.createdBefore],
+    ['id', '>=', range.from === '' ? undefined : range.from],
+    ['id', '<', range.before === AFTER_EVERY_ID ? undefined : range.before],
   ];
-  return (await listing<RunRow>(ctx, ctx.sql.reads.listRuns, filters, query.limit)).map(runFromRow);
+  return (await queryListing<RunRow>(ctx.pool, ctx.sql.reads.listRuns, filters, query.limit)).map(runFromRow);
 }
 
 /** A job, or null (deleted or never existed). */
@@ -62,12 +52,12 @@ async function getJob(ctx: PgContext, jobId: string): Promise<Job | null> {
 
 /** Jobs matching the filter, oldest first. */
 async function listJobs(ctx: PgContext, query: ListJobsQuery): Promise<Job[]> {
-  const filters: Filter[] = [
+  const filters: ListingFilter[] = [
     ['run_id', '=', query.runId],
     ['queue', '=', query.queue],
     ['state', '=', query.state],
   ];
-  return (await listing<JobRow>(ctx, ctx.sql.reads.listJobs, filters, query.limit)).map(jobFromRow);
+  return (await queryListing<JobRow>(ctx.pool, ctx.sql.reads.listJobs, filters, query.limit)).map(jobFromRow);
 }
 
 /** Every queue that has jobs or was paused (or resumed), by name (code-point order, as in every store). */
@@ -81,6 +71,21 @@ async function readLedger(ctx: PgContext, runId: string): Promise<LedgerEntry[]>
   return (await queryRows<LedgerRow>(ctx.pool, ctx.sql.reads.readLedger, [runId])).map(ledgerFromRow);
 }
 
+/** Failed attempts of a run, in commit order. */
+async function listAttempts(ctx: PgContext, runId: string): Promise<FailedAttempt[]> {
+  return (await queryRows<FailedAttemptRow>(ctx.pool, ctx.sql.reads.listAttempts, [runId])).map(failedAttemptFromRow);
+}
+
+/** Dead stage jobs of dead-lettered runs, newest first. */
+async function listDeadLetters(ctx: PgContext, query: ListDeadLettersQuery): Promise<Job[]> {
+  const filters: ListingFilter[] = [
+    ["j.last_error ->> 'code'", '=', query.code],
+    ['j.queue', '=', query.queue],
+    ['j.id', '<', query.before],
+  ];
+  return (await queryListing<JobRow>(ctx.pool, ctx.sql.reads.listDeadLetters, filters, query.limit)).map(jobFromRow);
+}
+
 /** Read-only views over the context's pool. */
 export function createReadsPort(ctx: PgContext): ReadsPort {
   return ctx.port<ReadsPort>({
@@ -90,5 +95,7 @@ export function createReadsPort(ctx: PgContext): ReadsPort {
     listJobs: (query) => listJobs(ctx, query),
     queueStats: () => queueStats(ctx),
     readLedger: (runId) => readLedger(ctx, runId),
+    listAttempts: (runId) => listAttempts(ctx, runId),
+    listDeadLetters: (query) => listDeadLetters(ctx, query),
   });
 }

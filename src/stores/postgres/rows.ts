@@ -8,7 +8,7 @@
  */
 import type { JsonValue, QueueStats, StageErrorRecord } from '../../core/model.ts';
 import { createRowMapping } from '../shared/row-mapping.ts';
-import type { CacheEntryRowOf, JobRowOf, LedgerRowOf, RequestRecordRowOf, RunRowOf, StageRowOf } from '../shared/row-mapping.ts';
+import type { CacheEntryRowOf, FailedAttemptRowOf, JobRowOf, LedgerRowOf, RequestRecordRowOf, RunRowOf, StageRowOf } from '../shared/row-mapping.ts';
 
 /** A `runs` row: `json` columns parsed. */
 export type RunRow = RunRowOf<JsonValue, StageErrorRecord>;
@@ -21,6 +21,9 @@ export type JobRow = JobRowOf<StageErrorRecord>;
 
 /** A `ledger` row: `output` parsed. */
 export type LedgerRow = LedgerRowOf<JsonValue>;
+
+/** A `failed_attempts` row: `error` parsed. */
+export type FailedAttemptRow = FailedAttemptRowOf<StageErrorRecord>;
 
 /** A row of the queue-stats query: the counts of {@link QueueStats}, and the oldest ready age (NULL when none). */
 export type QueueStatsRow = Omit<QueueStats, 'oldestReadyAgeMs'> & { oldest_ready_age_ms: number | null };
@@ -52,6 +55,8 @@ export const stageFromRow = mapping.stageFromRow;
 export const jobFromRow = mapping.jobFromRow;
 /** Row -> `LedgerEntry`. */
 export const ledgerFromRow = mapping.ledgerFromRow;
+/** Row -> `FailedAttempt`. */
+export const failedAttemptFromRow = mapping.failedAttemptFromRow;
 
 /** Row -> {@link QueueStats}. */
 export function queueStatsFromRow(row: QueueStatsRow): QueueStats {

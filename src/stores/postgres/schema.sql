@@ -245,7 +245,7 @@ CREATE FUNCTION kiln.enqueue_job(p_item kiln.commit_item, p_run_id text, p_pipel
 CREATE FUNCTION kiln.fail_item(p_item kiln.commit_item, p_now bigint, p_channel text, p_park_from text[], OUT outcome text, OUT run_status text, OUT woken_queue text) RETURNS record
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
-    AS $$-- sha256:dd6cd40ce51899fd429993db2a201bd69f694e3c343a8048e042332550a14449$$;
+    AS $$-- sha256:7b94a181af3071cc261448b8d2ac1cf8fc2f3863c1b5e0fec99d957c36eabf02$$;
 
 --
 -- Name: lease_refusal(text); Type: FUNCTION; Schema: kiln; Owner: -
@@ -305,6 +305,27 @@ CREATE FUNCTION kiln.submit_runs(p_requests json, p_now bigint, p_channel text) 
     AS $$-- sha256:12f96c28b47a1968148bdbff003982f0a87cdbecf01087e801eba57b261ebc53$$;
 
 --
+-- Name: failed_attempts; Type: TABLE; Schema: kiln; Owner: -
+--
+
+CREATE TABLE kiln.failed_attempts (
+    run_id text NOT NULL COLLATE pg_catalog."C",
+    seq integer NOT NULL,
+    job_id text NOT NULL COLLATE pg_catalog."C",
+    stage text NOT NULL,
+    kind text NOT NULL,
+    queue text NOT NULL COLLATE pg_catalog."C",
+    attempt integer NOT NULL,
+    worker text,
+    action text NOT NULL,
+    error json NOT NULL,
+    duration_ms double precision NOT NULL,
+    failed_at bigint NOT NULL,
+    CONSTRAINT failed_attempts_action_check CHECK ((action = ANY (ARRAY['retry'::text, 'park'::text, 'dead_letter'::text, 'fail'::text]))),
+    CONSTRAINT failed_attempts_kind_check CHECK ((kind = ANY (ARRAY['stage'::text, 'rollback'::text])))
+);
+
+--
 -- Name: fence_seq; Type: SEQUENCE; Schema: kiln; Owner: -
 --
 
@@ -341,6 +362,19 @@ CREATE TABLE kiln.publications (
     subject_version bigint NOT NULL,
     fence bigint NOT NULL,
     updated_at bigint NOT NULL
+);
+
+--
+-- Name: queue_activity; Type: TABLE; Schema: kiln; Owner: -
+--
+
+CREATE TABLE kiln.queue_activity (
+    minute_at bigint NOT NULL,
+    queue text NOT NULL COLLATE pg_catalog."C",
+    completed bigint DEFAULT 0 NOT NULL,
+    failed bigint DEFAULT 0 NOT NULL,
+    CONSTRAINT queue_activity_completed_check CHECK ((completed >= 0)),
+    CONSTRAINT queue_activity_failed_check CHECK ((failed >= 0))
 );
 
 --
@@ -451,6 +485,13 @@ ALTER TABLE ONLY kiln.cache_entries
     ADD CONSTRAINT cache_entries_pkey PRIMARY KEY (cache, key);
 
 --
+-- Name: failed_attempts failed_attempts_pkey; Type: CONSTRAINT; Schema: kiln; Owner: -
+--
+
+ALTER TABLE ONLY kiln.failed_attempts
+    ADD CONSTRAINT failed_attempts_pkey PRIMARY KEY (run_id, seq);
+
+--
 -- Name: jobs jobs_pkey; Type: CONSTRAINT; Schema: kiln; Owner: -
 --
 
@@ -477,6 +518,13 @@ ALTER TABLE ONLY kiln.locks
 
 ALTER TABLE ONLY kiln.publications
     ADD CONSTRAINT publications_pkey PRIMARY KEY (subject_id, profile);
+
+--
+-- Name: queue_activity queue_activity_pkey; Type: CONSTRAINT; Schema: kiln; Owner: -
+--
+
+ALTER TABLE ONLY kiln.queue_activity
+    ADD CONSTRAINT queue_activity_pkey PRIMARY KEY (minute_at, queue);
 
 --
 -- Name: queues queues_pkey; Type: CONSTRAINT; Schema: kiln; Owner: -
@@ -599,6 +647,19 @@ CREATE INDEX runs_subject ON kiln.runs USING btree (pipeline, subject_id, subjec
 --
 
 CREATE INDEX runs_subject_id ON kiln.runs USING btree (subject_id, id) WHERE (subject_id IS NOT NULL);
+
+--
+-- Name: runs_tenant; Type: INDEX; Schema: kiln; Owner: -
+--
+
+CREATE INDEX runs_tenant ON kiln.runs USING btree (tenant, id) WHERE (tenant IS NOT NULL);
+
+--
+-- Name: failed_attempts failed_attempts_run_id_fkey; Type: FK CONSTRAINT; Schema: kiln; Owner: -
+--
+
+ALTER TABLE ONLY kiln.failed_attempts
+    ADD CONSTRAINT failed_attempts_run_id_fkey FOREIGN KEY (run_id) REFERENCES kiln.runs(id);
 
 --
 -- Name: jobs jobs_run_id_fkey; Type: FK CONSTRAINT; Schema: kiln; Owner: -

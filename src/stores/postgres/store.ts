@@ -20,6 +20,7 @@ import { createOperatorPort } from './operator.ts';
 import { createPublicationsPort } from './publications.ts';
 import { createReadsPort } from './reads.ts';
 import { createRequestsPort } from './requests.ts';
+import { createStatsPort } from './stats.ts';
 import { createVersionsPort } from './versions.ts';
 import type { WakeHub } from './wake-hub.ts';
 
@@ -73,6 +74,7 @@ export function buildPostgresStore(deps: PostgresStoreDeps): PostgresStore {
     artifactRefs: createArtifactRefsPort(ctx),
     audit: createAuditPort(ctx),
     locks: createLocksPort(ctx),
+    stats: createStatsPort(ctx),
     migrate: ctx.guard(async () => {
       const result = await applyMigrations(pool, schema, ctx.now());
       ctx.schemaMigrated();

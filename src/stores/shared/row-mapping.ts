@@ -8,6 +8,8 @@
  * Pure TypeScript with no driver import: stores import it, it imports only `core`.
  */
 import type {
+  FailedAttempt,
+  FailureAction,
   Job,
   JobKind,
   JobState,
@@ -106,6 +108,23 @@ export interface LedgerRowOf<Json> {
   completed_at: number;
 }
 
+/** A `failed_attempts` row; `ErrorJson` as in {@link RunRowOf}. */
+export interface FailedAttemptRowOf<ErrorJson> {
+  run_id: string;
+  /** Position among the run's failures, in commit order. */
+  seq: number;
+  job_id: string;
+  stage: string;
+  kind: JobKind;
+  queue: string;
+  attempt: number;
+  worker: string | null;
+  action: FailureAction;
+  error: ErrorJson;
+  duration_ms: number;
+  failed_at: number;
+}
+
 /** A `cache_entries` row (its stored columns); `Json` as in {@link RunRowOf}. */
 export interface CacheEntryRowOf<Json> {
   cache: string;
@@ -169,6 +188,8 @@ export interface RowMapping<Json, ErrorJson> {
   jobFromRow(row: JobRowOf<ErrorJson>): Job;
   /** Row -> {@link LedgerEntry}. */
   ledgerFromRow(row: LedgerRowOf<Json>): LedgerEntry;
+  /** Row -> {@link FailedAttempt}. */
+  failedAttemptFromRow(row: FailedAttemptRowOf<ErrorJson>): FailedAttempt;
   /** Row -> {@link CacheEntry}. */
   cacheEntryFromRow(row: CacheEntryRowOf<Json>): CacheEntry;
   /** Row -> {@link Publication} (no JSON to decode; here so every row has one home). */
@@ -195,6 +216,7 @@ export function createRowMapping<Json, ErrorJson>(decode: JsonColumnDecoders<Jso
     stageFromRow: (row) => stageFromRow(row, columns),
     jobFromRow: (row) => jobFromRow(row, columns),
     ledgerFromRow: (row) => ledgerFromRow(row, columns),
+    failedAttemptFromRow: (row) => failedAttemptFromRow(row, decode),
     cacheEntryFromRow: (row) => cacheEntryFromRow(row, columns),
     publicationFromRow,
     requestRecordFromRow: (row) => requestRecordFromRow(row, columns),
@@ -286,6 +308,22 @@ function ledgerFromRow<Json, ErrorJson>(row: LedgerRowOf<Json>, d: ColumnDecoder
     kind: row.kind,
     output: d.json(row.output),
     completedAt: row.completed_at,
+  };
+}
+
+function failedAttemptFromRow<Json, ErrorJson>(row: FailedAttemptRowOf<ErrorJson>, d: JsonColumnDecoders<Json, ErrorJson>): FailedAttempt {
+  return {
+    runId: row.run_id,
+    jobId: row.job_id,
+    stage: row.stage,
+    kind: row.kind,
+    queue: row.queue,
+    attempt: row.attempt,
+    workerId: row.worker,
+    error: d.error(row.error),
+    action: row.action,
+    durationMs: row.duration_ms,
+    failedAt: row.failed_at,
   };
 }
 

@@ -7,7 +7,7 @@
  * that builder. The other operations end, renew or purge a build, each one statement fenced by
  * the builder token.
  */
-import type { CacheAcquireRequest, CacheAcquireResult, CacheCompleteRequest, CacheEntry, CacheFailRequest, CachePort } from '../../core/ports/cache.ts';
+import type { CacheAcquireRequest, CacheAcquireResult, CacheCompleteRequest, CacheEntry, CacheFailRequest, CachePort, ListCacheEntriesQuery } from '../../core/ports/cache.ts';
 import type { SqliteContext } from './context.ts';
 import { takeFence } from './jobs/leases.ts';
 import { cacheEntryFromRow, toJson, type CacheEntryRow } from './rows.ts';
@@ -124,6 +124,12 @@ function failCacheEntry(ctx: SqliteContext, request: CacheFailRequest): boolean 
   return removed + sql.releaseRevalidation.run(now, cache, key, token).changes === 1;
 }
 
+/** Entries matching the filter, by cache then key. */
+function listCacheEntries(ctx: SqliteContext, query: ListCacheEntriesQuery): CacheEntry[] {
+  const params = { status: query.status ?? null, cache: query.cache ?? null, limit: Math.max(0, query.limit) };
+  return ctx.sql().listCacheEntries.all(params).map(cacheEntryFromRow);
+}
+
 /** Extends the builder lease by `leaseMs` from now if `token` still holds a live lease. */
 function renewCacheLease(ctx: SqliteContext, cache: string, key: string, token: string, leaseMs: number): boolean {
   const now = ctx.clock.now();
@@ -144,6 +150,7 @@ export function createCachePort(ctx: SqliteContext): CachePort {
     get: ctx.read((cache, key) => getCacheEntry(ctx, cache, key)),
     complete: ctx.write((request) => completeCacheEntry(ctx, request)),
     fail: ctx.write((request) => failCacheEntry(ctx, request)),
+    list: ctx.read((query) => listCacheEntries(ctx, query)),
     renew: ctx.write((cache, key, token, leaseMs) => renewCacheLease(ctx, cache, key, token, leaseMs)),
     deleteExpired: ctx.write((graceMs) => deleteExpiredCacheEntries(ctx, graceMs)),
   };

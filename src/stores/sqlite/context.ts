@@ -21,6 +21,7 @@ import { prepareOperatorStatements } from './sql/operator.ts';
 import { preparePublicationsStatements } from './sql/publications.ts';
 import { prepareReadsStatements } from './sql/reads.ts';
 import { prepareRequestsStatements } from './sql/requests.ts';
+import { prepareStatsStatements } from './sql/stats.ts';
 import { prepareVersionsStatements } from './sql/versions.ts';
 
 /**
@@ -41,6 +42,7 @@ function prepareStatements(db: SqliteDatabase) {
     ...prepareArtifactRefsStatements(db),
     ...prepareAuditStatements(db),
     ...prepareLocksStatements(db),
+    ...prepareStatsStatements(db),
   };
 }
 

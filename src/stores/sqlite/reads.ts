@@ -1,11 +1,14 @@
 /**
- * The `reads` sub-port of the SQLite store: runs, jobs, queue stats, ledger. Each runs in one
- * deferred (read) transaction, so a run and its stage records come from the same snapshot.
+ * The `reads` sub-port of the SQLite store: runs, jobs, queue stats, ledger, failed attempts and
+ * dead letters. Each runs in one deferred (read) transaction, so a run and its stage records come
+ * from the same snapshot.
  */
-import type { Job, LedgerEntry, QueueStats, Run } from '../../core/model.ts';
-import type { ListJobsQuery, ListRunsQuery, ReadsPort, RunDetail } from '../../core/ports/reads.ts';
+import type { FailedAttempt, Job, LedgerEntry, QueueStats, Run } from '../../core/model.ts';
+import type { ListDeadLettersQuery, ListJobsQuery, ListRunsQuery, ReadsPort, RunDetail } from '../../core/ports/reads.ts';
+import { AFTER_EVERY_ID, runIdRange } from '../shared/run-window.ts';
 import type { SqliteContext } from './context.ts';
-import { jobFromRow, ledgerFromRow, runFromRow, stageFromRow } from './rows.ts';
+import { failedAttemptFromRow, jobFromRow, ledgerFromRow, runFromRow, stageFromRow } from './rows.ts';
+import { runListingPath } from './sql/reads.ts';
 
 /** A run with its stage records in pipeline order, or null. */
 function getRun(ctx: SqliteContext, runId: string): RunDetail | null {
@@ -15,18 +18,23 @@ function getRun(ctx: SqliteContext, runId: string): RunDetail | null {
   return { run: runFromRow(row), stages: sql.selectStagesOfRun.all(runId).map(stageFromRow) };
 }
 
-/** Sorts after every id (ids are ASCII), so "no `before`" needs no separate statement. */
-const AFTER_EVERY_ID = '\u{10FFFF}';
-
-/** Runs matching the filter, newest first (ids sort by creation time). */
+/** Runs matching the filter, newest first (ids sort by creation time), along the narrowest index. */
 function listRuns(ctx: SqliteContext, query: ListRunsQuery): Run[] {
-  const sql = ctx.sql();
-  const params = { pipeline: query.pipeline ?? null, before: query.before ?? AFTER_EVERY_ID, limit: Math.max(0, query.limit) };
-  if (query.subjectId !== undefined) {
-    // A subject narrows further than any other filter: walk its runs, check the rest row by row.
-    return sql.listRunsOfSubject.all({ ...params, subject_id: query.subjectId, status: query.status ?? null }).map(runFromRow);
-  }
-  const rows = query.status === undefined ? sql.listRuns.all(params) : sql.listRunsByStatus(query.status).all(params);
+  const range = runIdRange(query);
+  const rows = ctx
+    .sql()
+    .listRuns(runListingPath(query))
+    .all({
+      pipeline: query.pipeline ?? null,
+      status: query.status ?? null,
+      subject_id: query.subjectId ?? null,
+      tenant: query.tenant ?? null,
+      created_after: query.createdAfter ?? null,
+      created_before: query.createdBefore ?? null,
+      id_from: range.from,
+      before: range.before,
+      limit: Math.max(0, query.limit),
+    });
   return rows.map(runFromRow);
 }
 
@@ -73,6 +81,17 @@ function readLedger(ctx: SqliteContext, runId: string): LedgerEntry[] {
   return ctx.sql().selectLedgerOfRun.all(runId).map(ledgerFromRow);
 }
 
+/** Failed attempts of a run, in commit order. */
+function listAttempts(ctx: SqliteContext, runId: string): FailedAttempt[] {
+  return ctx.sql().selectAttemptsOfRun.all(runId).map(failedAttemptFromRow);
+}
+
+/** Dead stage jobs of dead-lettered runs, newest first. */
+function listDeadLetters(ctx: SqliteContext, query: ListDeadLettersQuery): Job[] {
+  const params = { code: query.code ?? null, queue: query.queue ?? null, before: query.before ?? AFTER_EVERY_ID, limit: Math.max(0, query.limit) };
+  return ctx.sql().listDeadLetters.all(params).map(jobFromRow);
+}
+
 /** The read-only views over `ctx`. */
 export function createReadsPort(ctx: SqliteContext): ReadsPort {
   return {
@@ -82,5 +101,7 @@ export function createReadsPort(ctx: SqliteContext): ReadsPort {
     listJobs: ctx.read((query) => listJobs(ctx, query)),
     queueStats: ctx.read(() => queueStats(ctx)),
     readLedger: ctx.read((runId) => readLedger(ctx, runId)),
+    listAttempts: ctx.read((runId) => listAttempts(ctx, runId)),
+    listDeadLetters: ctx.read((query) => listDeadLetters(ctx, query)),
   };
 }

@@ -7,7 +7,7 @@
  */
 import type { JobKind, JobState, JsonValue, StageErrorRecord } from '../../core/model.ts';
 import { createRowMapping } from '../shared/row-mapping.ts';
-import type { CacheEntryRowOf, JobRowOf, LedgerRowOf, RequestRecordRowOf, RunRowOf, StageRowOf } from '../shared/row-mapping.ts';
+import type { CacheEntryRowOf, FailedAttemptRowOf, JobRowOf, LedgerRowOf, RequestRecordRowOf, RunRowOf, StageRowOf } from '../shared/row-mapping.ts';
 
 /** A `runs` row: JSON columns as TEXT. */
 export type RunRow = RunRowOf<string>;
@@ -23,6 +23,9 @@ export interface JobRow extends JobRowOf<string> {
 
 /** A `ledger` row: `output` as TEXT. */
 export type LedgerRow = LedgerRowOf<string>;
+
+/** A `failed_attempts` row (migration 0008): `error` as TEXT. */
+export type FailedAttemptRow = FailedAttemptRowOf<string>;
 
 /**
  * The columns of `jobs` in the order {@link jobRowFromValues} reads them, for hot statements read
@@ -91,6 +94,8 @@ export const stageFromRow = mapping.stageFromRow;
 export const jobFromRow = mapping.jobFromRow;
 /** Row -> `LedgerEntry`. */
 export const ledgerFromRow = mapping.ledgerFromRow;
+/** Row -> `FailedAttempt`. */
+export const failedAttemptFromRow = mapping.failedAttemptFromRow;
 
 /** A `cache_entries` row (its stored columns; see migration 0003): JSON columns as TEXT. */
 export type CacheEntryRow = CacheEntryRowOf<string>;

@@ -18,6 +18,7 @@ import { createOperatorPort } from './operator.ts';
 import { createPublicationsPort } from './publications.ts';
 import { createReadsPort } from './reads.ts';
 import { createRequestsPort } from './requests.ts';
+import { createStatsPort } from './stats.ts';
 import { createVersionsPort } from './versions.ts';
 
 const CAPABILITIES: StoreCapabilities = Object.freeze({
@@ -49,6 +50,7 @@ export function buildSqliteStore(deps: SqliteStoreDeps): Store {
     artifactRefs: createArtifactRefsPort(ctx),
     audit: createAuditPort(ctx),
     locks: createLocksPort(ctx),
+    stats: createStatsPort(ctx),
     // Migrations open their own transaction; the version read must work before any migration.
     migrate: ctx.outside(() => applyMigrations(ctx.db, ctx.clock.now())),
     schemaVersion: ctx.outside(() => readSchemaVersionInfo(ctx.db)),

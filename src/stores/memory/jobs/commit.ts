@@ -2,7 +2,7 @@
  * Lease-fenced commits for the memory store: `commit` applies a batch of completions and
  * failures in order, each checking its own lease first and changing nothing when refused.
  */
-import type { Job, Run, StageErrorRecord, StageRecord } from '../../../core/model.ts';
+import type { FailedAttempt, Job, Run, StageErrorRecord, StageRecord } from '../../../core/model.ts';
 import { JobKind, JobState, RollbackStatus, RunStatus, StageStatus } from '../../../core/model.ts';
 import type { CommitItem, CommitResult, CompleteStageRequest, FailStageRequest, FailureDecision, JobSpec } from '../../../core/ports/jobs.ts';
 import { canTransition } from '../../../core/run/transitions.ts';
@@ -82,7 +82,7 @@ function applyPark(job: Job, record: StageRecord, run: Run): void {
 }
 
 /** The job, its stage record and its run as one failed attempt found them. */
-interface FailedAttempt {
+interface AttemptFailure {
   job: Job;
   record: StageRecord;
   run: Run;
@@ -93,7 +93,7 @@ interface FailedAttempt {
  * The job dies, kept for inspection (and replay, for a dead letter); its stage record ends with
  * `stageStatus`, or, for a compensation, its rollback is dead-lettered.
  */
-function killJob(attempt: FailedAttempt, stageStatus: StageStatus, now: number): void {
+function killJob(attempt: AttemptFailure, stageStatus: StageStatus, now: number): void {
   const { job, record } = attempt;
   job.state = JobState.dead;
   if (job.kind === JobKind.stage) {
@@ -105,7 +105,7 @@ function killJob(attempt: FailedAttempt, stageStatus: StageStatus, now: number):
 }
 
 /** Job dead, stage and run dead-lettered, optional compensation enqueued. */
-function applyDeadLetter(state: MemoryState, attempt: FailedAttempt, rollback: JobSpec | null, now: number): void {
+function applyDeadLetter(state: MemoryState, attempt: AttemptFailure, rollback: JobSpec | null, now: number): void {
   killJob(attempt, StageStatus.dead_lettered, now);
   const { run } = attempt;
   run.status = RunStatus.dead_lettered;
@@ -118,7 +118,7 @@ function applyDeadLetter(state: MemoryState, attempt: FailedAttempt, rollback: J
  * ends `failed`, or keeps its status while the compensation given runs (the last compensation
  * ends it `failed`).
  */
-function applyFail(state: MemoryState, attempt: FailedAttempt, rollback: JobSpec | null, now: number): void {
+function applyFail(state: MemoryState, attempt: AttemptFailure, rollback: JobSpec | null, now: number): void {
   killJob(attempt, StageStatus.failed, now);
   const { run } = attempt;
   run.error = attempt.error;
@@ -129,6 +129,26 @@ function applyFail(state: MemoryState, attempt: FailedAttempt, rollback: JobSpec
   run.status = RunStatus.failed;
   run.currentStage = null;
   run.finishedAt = now;
+}
+
+/** Appends the attempt to its run's failure history (before the lease is cleared: it names the worker). */
+function recordFailedAttempt(state: MemoryState, job: Job, request: FailStageRequest, error: StageErrorRecord, now: number): void {
+  const attempt: FailedAttempt = {
+    runId: job.runId,
+    jobId: job.id,
+    stage: job.stage,
+    kind: job.kind,
+    queue: job.queue,
+    attempt: job.attempt,
+    workerId: job.leaseOwner,
+    error: { class: error.class, code: error.code, message: error.message },
+    action: request.decision.action,
+    durationMs: request.durationMs,
+    failedAt: now,
+  };
+  const history = state.failedAttempts.get(job.runId);
+  if (history) history.push(attempt);
+  else state.failedAttempts.set(job.runId, [attempt]);
 }
 
 /** Records a failed attempt and applies the engine's decision. */
@@ -142,6 +162,7 @@ function failStage(state: MemoryState, request: FailStageRequest, now: number): 
   job.lastError = error;
   // The attempt ran, so any lock wait before it is over.
   job.lockWaitSince = null;
+  recordFailedAttempt(state, job, request, error, now);
   state.clearLease(job);
   if (job.kind === JobKind.stage) {
     record.error = error;

@@ -41,6 +41,8 @@
 --     run id (the caller knows the job, not its run): keys are still built by core/keys.ts only.
 --   * A live job with the same key absorbs an enqueued one (ON CONFLICT DO NOTHING on
 --     jobs_live_key).
+--   * Every committed failure appends a failed_attempts row (job, attempt, worker, action, error,
+--     duration). Completions record nothing per attempt beyond the ledger and the stage record.
 --   * Failure actions: retry -> job ready after delay_ms, stage record failed; park -> job
 --     parked, run parked (when p_park_from allows); dead_letter (attempts ran out, a replay may
 --     succeed) -> job dead, stage record dead_lettered (a rollback job: rollback_status
@@ -155,6 +157,11 @@ BEGIN
   END IF;
   outcome := 'committed';
   SELECT * INTO v_run FROM runs WHERE id = v_job.run_id FOR NO KEY UPDATE;
+  -- The failure history (migration 0012): under the run's row lock, so seq counts every earlier
+  -- failure of the run; the lease owner is read before the update below clears it.
+  INSERT INTO failed_attempts (run_id, seq, job_id, stage, kind, queue, attempt, worker, action, error, duration_ms, failed_at)
+  VALUES (v_job.run_id, (SELECT count(*) FROM failed_attempts WHERE run_id = v_job.run_id), v_job.id, v_job.stage, v_job.kind,
+          v_job.queue, v_job.attempt, v_job.lease_owner, p_item.action, p_item.error::json, p_item.duration_ms, p_now);
 
   v_available_at := v_job.available_at;
   v_stage_status := 'failed';

@@ -5,7 +5,7 @@
  * is fenced by the builder token in its WHERE clause, so a caller whose build was taken over
  * changes nothing.
  */
-import { nowFrom, statement, type Statement } from '../database.ts';
+import { nowFrom, statement, type ListingText, type Statement } from '../database.ts';
 
 /** "Now" in every statement that needs it: `$1`, or the database clock when `$1` is NULL. */
 const NOW = nowFrom(1);
@@ -29,6 +29,12 @@ export const acquireCacheEntry = (s: string): Statement =>
     `SELECT c.state, c.revalidate, (c.entry).*
      FROM ${s}.acquire_cache_entry($2, $3, $4, $5, $6::bigint, $1::bigint) AS c`,
   );
+
+/** Entries matching the filters (status, cache), by cache then key (the primary key's order). */
+export const listCacheEntries =
+  (s: string): ListingText =>
+  (where, limitParam) =>
+    `SELECT ${ENTRY_COLUMNS} FROM ${s}.cache_entries ${where} ORDER BY cache, key LIMIT $${limitParam}`;
 
 /** In: cache, key. Out: the entry's row or nothing. */
 export const getCacheEntry = (s: string): Statement =>

@@ -3,18 +3,16 @@
  * Each export builds one statement for a schema `s` (quoted), or, for listings whose text varies
  * with the filters given, a function from those filters' WHERE clause to the text.
  */
-import { nowFrom, statement, type Statement } from '../database.ts';
+import { nowFrom, statement, type ListingText, type Statement } from '../database.ts';
 
 /** "Now" in every statement that needs it: `$1`, or the database clock when `$1` is NULL. */
 const NOW = nowFrom(1);
 
-/** The text of a listing: `where` holds the filters as `$1..$n`; `limitParam` (n + 1) is the limit's. */
-export type ListingText = (where: string, limitParam: number) => string;
-
 /**
  * Runs matching the filters, newest first (ids sort by creation time). Only the conditions that
  * apply are in the text, so the planner can use the partial runs_status index for the statuses it
- * holds, or walk runs_subject_id within one subject.
+ * holds, walk runs_subject_id within one subject or runs_tenant within one tenant (migration
+ * 0012), and seek the primary key to the id range of a creation-time window.
  */
 export const listRuns =
   (s: string): ListingText =>
@@ -38,6 +36,21 @@ export const getRun = (s: string): Statement =>
 
 /** In: id. Out: the job row or nothing. */
 export const getJob = (s: string): Statement => statement('get_job', `SELECT * FROM ${s}.jobs WHERE id = $1`);
+
+/**
+ * The dead stage jobs of dead_lettered runs, newest first (filters: code, queue, id cursor, on
+ * alias `j`). The fixed conditions sit in the join, so `where` may add to them.
+ */
+export const listDeadLetters =
+  (s: string): ListingText =>
+  (where, limitParam) =>
+    `SELECT j.* FROM ${s}.jobs j JOIN ${s}.runs r
+       ON r.id = j.run_id AND r.status = 'dead_lettered' AND j.state = 'dead' AND j.kind = 'stage'
+     ${where} ORDER BY j.id DESC LIMIT $${limitParam}`;
+
+/** In: run id. Out: its failed attempts in commit order (failed_attempts, migration 0013). */
+export const listAttempts = (s: string): Statement =>
+  statement('list_attempts', `SELECT * FROM ${s}.failed_attempts WHERE run_id = $1 ORDER BY seq`);
 
 /** In: run id. Out: its ledger entries in completion order. */
 export const readLedger = (s: string): Statement => statement('read_ledger', `SELECT * FROM ${s}.ledger WHERE run_id = $1 ORDER BY seq`);

@@ -122,6 +122,19 @@ function failStage(ctx: SqliteContext, request: FailStageRequest, now: number): 
   const { class: errorClass, code, message } = request.error;
   const error = JSON.stringify({ class: errorClass, code, message } satisfies StageErrorRecord);
   const effect = failureEffect(request, job, run, error, now);
+  sql.insertFailedAttempt.run({
+    run_id: run.id,
+    job_id: job.id,
+    stage: job.stage,
+    kind: job.kind,
+    queue: job.queue,
+    attempt: job.attempt,
+    worker: job.lease_owner,
+    action: request.decision.action,
+    error,
+    duration_ms: request.durationMs,
+    now,
+  });
 
   // The attempt ran, so any lock wait before it is over.
   sql.unleaseJob.run({ id: job.id, state: effect.jobState, available_at: effect.availableAt, attempt: job.attempt, last_error: error, lock_wait_since: null });

@@ -19,6 +19,15 @@ export const SELECT_CACHE_ENTRY = `SELECT ${CACHE_ENTRY_COLUMNS} FROM cache_entr
  * transaction (or from nothing). Writes the whole row: a new builder, a builder taking over, or a
  * revalidation of a stale value. The general write of `acquire`.
  */
+/**
+ * In: optional status and cache (NULL = any), limit. Out: entries by cache then key (the primary
+ * key's order). A scan filtered row by row: an operator read (building entries), not a hot path.
+ */
+export const LIST_CACHE_ENTRIES = `
+  SELECT ${CACHE_ENTRY_COLUMNS} FROM cache_entries
+  WHERE (@status IS NULL OR status = @status) AND (@cache IS NULL OR cache = @cache)
+  ORDER BY cache, key LIMIT @limit`;
+
 export const UPSERT_CACHE_ENTRY = `
   INSERT INTO cache_entries (${CACHE_ENTRY_COLUMNS})
   VALUES (@cache, @key, @status, @value, @error, @builder_owner, @builder_token, @builder_fence, @builder_until,
@@ -108,6 +117,7 @@ export function prepareCacheStatements(db: SqliteDatabase) {
   type CacheKeyParams = [cache: string, key: string];
   return {
     selectCacheEntry: db.prepare<CacheKeyParams, CacheEntryRow>(SELECT_CACHE_ENTRY),
+    listCacheEntries: db.prepare<{ status: string | null; cache: string | null; limit: number }, CacheEntryRow>(LIST_CACHE_ENTRIES),
     upsertCacheEntry: db.prepare<CacheEntryRow>(UPSERT_CACHE_ENTRY),
     completeCacheEntry: db.prepare<CompleteCacheParams>(COMPLETE_CACHE_ENTRY),
     failCacheEntry: db.prepare<FailCacheParams>(FAIL_CACHE_ENTRY),

@@ -6,7 +6,7 @@
  */
 import type { JobKind, JobState, RollbackStatus, RunStatus, StageStatus } from '../../../core/model.ts';
 import { preparedPerValue, type SqliteDatabase } from '../connection.ts';
-import { JOB_COLUMNS, type JobRow, type RunRow, type StageRow } from '../rows.ts';
+import { JOB_COLUMNS, type FailedAttemptRow, type JobRow, type RunRow, type StageRow } from '../rows.ts';
 
 // ---------------------------------------------------------------- runs
 
@@ -237,6 +237,16 @@ export const INSERT_LEDGER = `
   ON CONFLICT DO NOTHING`;
 
 /**
+ * In: the failed attempt's run, job, stage, kind, queue, attempt, worker, action, error JSON,
+ * duration, now. Appends it to the run's failure history (migration 0007); `seq` is the run's
+ * failure count so far. Written by the failure path of a commit only.
+ */
+export const INSERT_FAILED_ATTEMPT = `
+  INSERT INTO failed_attempts (run_id, seq, job_id, stage, kind, queue, attempt, worker, action, error, duration_ms, failed_at)
+  VALUES (@run_id, (SELECT count(*) FROM failed_attempts WHERE run_id = @run_id), @job_id, @stage, @kind, @queue, @attempt,
+    @worker, @action, @error, @duration_ms, @now)`;
+
+/**
  * In: a JSON array of [run id, key] pairs. Out: (key, output) of those already in the ledger,
  * each found by its primary key.
  */
@@ -301,6 +311,9 @@ export interface InsertLedgerParams {
   now: number;
 }
 
+/** Values bound by `INSERT_FAILED_ATTEMPT`: the row but its `seq` (counted) and `failed_at` (now). */
+export type InsertFailedAttemptParams = Omit<FailedAttemptRow, 'seq' | 'failed_at'> & { now: number };
+
 /** Values bound by `FAIL_STAGE`. */
 interface FailStageParams {
   run_id: string;
@@ -352,6 +365,7 @@ function prepareRunStatements(db: SqliteDatabase) {
     skipUnfinishedStages: db.prepare<[string]>(SKIP_UNFINISHED_STAGES),
 
     insertLedger: db.prepare<InsertLedgerParams>(INSERT_LEDGER),
+    insertFailedAttempt: db.prepare<InsertFailedAttemptParams>(INSERT_FAILED_ATTEMPT),
     selectLedgerOutputs: db.prepare<[string], { key: string; output: string }>(SELECT_LEDGER_OUTPUTS),
     selectPausedQueues: db.prepare<[], { name: string }>(SELECT_PAUSED_QUEUES),
     takeFences: db.prepare<[number], { value: number }>(TAKE_FENCES),

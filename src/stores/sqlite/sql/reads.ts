@@ -3,46 +3,55 @@
  * and the API list them. Nothing here writes. Single rows by id (`selectRun`, `selectJob`) are
  * the job path's lookups (`sql/jobs.ts`), shared.
  */
-import { RunStatus, type JobState } from '../../../core/model.ts';
+import type { JobState, RunStatus } from '../../../core/model.ts';
 import { preparedPerValue, type SqliteDatabase } from '../connection.ts';
-import type { JobRow, LedgerRow, RunRow, StageRow } from '../rows.ts';
+import type { FailedAttemptRow, JobRow, LedgerRow, RunRow, StageRow } from '../rows.ts';
 
 // ---------------------------------------------------------------- runs
-
-/**
- * In: optional pipeline (NULL = any), ids below `before`, limit. Out: runs newest first (ids sort
- * by creation time), walking the table from its newest end.
- */
-export const LIST_RUNS = `
-  SELECT * FROM runs
-  WHERE id < @before AND (@pipeline IS NULL OR pipeline = @pipeline)
-  ORDER BY id DESC LIMIT @limit`;
-
-/**
- * In: subject, optional pipeline and status (NULL = any), ids below `before`, limit. Out: the
- * subject's runs newest first, walking runs_subject_id (migration 0004) within the subject: a
- * subject has few runs, so the other filters are checked row by row.
- */
-export const LIST_RUNS_OF_SUBJECT = `
-  SELECT * FROM runs INDEXED BY runs_subject_id
-  WHERE subject_id = @subject_id AND id < @before AND (@pipeline IS NULL OR pipeline = @pipeline)
-    AND (@status IS NULL OR status = @status)
-  ORDER BY id DESC LIMIT @limit`;
 
 /** Statuses runs_status indexes (migration 0001): the ones an operator looks for. */
 const INDEXED_STATUSES: ReadonlySet<RunStatus> = new Set(['failed', 'dead_lettered', 'cancelled', 'superseded', 'parked']);
 
 /**
- * As {@link LIST_RUNS} for one status. The status is a literal (validated against the
- * RunStatus values) so that SQLite can use the partial runs_status index for the statuses it
- * holds; the others walk the table newest first.
+ * How a run listing finds its rows: within one subject (runs_subject_id, migration 0004) or one
+ * tenant (runs_tenant, migration 0008), within one status that runs_status holds (the status a
+ * literal, so SQLite can prove the partial index applies), or walking the table newest first.
  */
-export function listRunsByStatusSql(status: RunStatus): string {
-  if (!(Object.values(RunStatus) as string[]).includes(status)) throw new RangeError(`unknown run status ${status}`);
-  const index = INDEXED_STATUSES.has(status) ? 'INDEXED BY runs_status' : '';
+export type RunListingPath = 'subject' | 'tenant' | 'table' | RunStatus;
+
+/** The path for a query: the narrowest index its filters allow (a subject has few runs, a tenant fewer than all). */
+export function runListingPath(query: { subjectId?: string; tenant?: string; status?: RunStatus }): RunListingPath {
+  if (query.subjectId !== undefined) return 'subject';
+  if (query.tenant !== undefined) return 'tenant';
+  if (query.status !== undefined && INDEXED_STATUSES.has(query.status)) return query.status;
+  return 'table';
+}
+
+/**
+ * In: optional pipeline, status, subject, tenant, created_after, created_before (NULL = any),
+ * the id range [id_from, before), limit. Out: runs newest first (ids sort by creation time),
+ * found along `path` (see {@link RunListingPath}); the range comes from the `before` cursor and
+ * the creation-time window (stores/shared/run-window.ts), so the walk starts and stops near the
+ * window. Every other filter is checked row by row.
+ */
+export function listRunsSql(path: RunListingPath): string {
+  let index = '';
+  let status = '(@status IS NULL OR status = @status)';
+  let subject = '(@subject_id IS NULL OR subject_id = @subject_id)';
+  let tenant = '(@tenant IS NULL OR tenant = @tenant)';
+  // The driving column is compared plainly: SQLite uses a partial index only when the WHERE
+  // clause implies the index's own condition.
+  if (path === 'subject') [index, subject] = ['INDEXED BY runs_subject_id', 'subject_id = @subject_id'];
+  else if (path === 'tenant') [index, tenant] = ['INDEXED BY runs_tenant', 'tenant = @tenant'];
+  else if (path !== 'table') {
+    if (!INDEXED_STATUSES.has(path)) throw new RangeError(`run status ${path} has no index`);
+    [index, status] = ['INDEXED BY runs_status', `status = '${path}'`];
+  }
   return `
   SELECT * FROM runs ${index}
-  WHERE status = '${status}' AND id < @before AND (@pipeline IS NULL OR pipeline = @pipeline)
+  WHERE id < @before AND id >= @id_from AND ${status} AND ${subject} AND ${tenant}
+    AND (@pipeline IS NULL OR pipeline = @pipeline)
+    AND (@created_after IS NULL OR created_at >= @created_after) AND (@created_before IS NULL OR created_at < @created_before)
   ORDER BY id DESC LIMIT @limit`;
 }
 
@@ -51,6 +60,21 @@ export const SELECT_STAGES_OF_RUN = 'SELECT * FROM stage_records WHERE run_id = 
 
 /** In: run id. Out: its ledger entries in completion order. */
 export const SELECT_LEDGER_OF_RUN = 'SELECT * FROM ledger WHERE run_id = ? ORDER BY seq';
+
+/** In: run id. Out: its failed attempts in commit order (failed_attempts, migration 0008). */
+export const SELECT_ATTEMPTS_OF_RUN = 'SELECT * FROM failed_attempts WHERE run_id = ? ORDER BY seq';
+
+/**
+ * In: optional error code and queue (NULL = any), ids below `before`, limit. Out: the dead stage
+ * jobs of dead_lettered runs, newest first. SQLite walks either the jobs table from its newest end
+ * or the dead_lettered runs (runs_status) and their jobs (jobs_run_key), whichever it finds
+ * cheaper: both hold few rows next to the runs table.
+ */
+export const LIST_DEAD_LETTERS = `
+  SELECT j.* FROM jobs j JOIN runs r ON r.id = j.run_id
+  WHERE j.state = 'dead' AND j.kind = 'stage' AND r.status = 'dead_lettered' AND j.id < @before
+    AND (@queue IS NULL OR j.queue = @queue) AND (@code IS NULL OR j.last_error ->> '$.code' = @code)
+  ORDER BY j.id DESC LIMIT @limit`;
 
 // ---------------------------------------------------------------- jobs and queues
 
@@ -91,17 +115,28 @@ export interface QueueCountRow {
   oldest_ready_at: number | null;
 }
 
-type ListRunsParams = { pipeline: string | null; before: string; limit: number };
+/** Values bound by {@link listRunsSql}. */
+export interface ListRunsParams {
+  pipeline: string | null;
+  status: RunStatus | null;
+  subject_id: string | null;
+  tenant: string | null;
+  created_after: number | null;
+  created_before: number | null;
+  id_from: string;
+  before: string;
+  limit: number;
+}
 type ListJobsParams = { queue: string | null; state: JobState | null; limit: number };
 
 /** Prepares the read-only statements; the schema must be migrated first. */
 export function prepareReadsStatements(db: SqliteDatabase) {
   return {
-    listRuns: db.prepare<ListRunsParams, RunRow>(LIST_RUNS),
-    listRunsByStatus: preparedPerValue((status: RunStatus) => db.prepare<ListRunsParams, RunRow>(listRunsByStatusSql(status))),
-    listRunsOfSubject: db.prepare<ListRunsParams & { subject_id: string; status: RunStatus | null }, RunRow>(LIST_RUNS_OF_SUBJECT),
+    listRuns: preparedPerValue((path: RunListingPath) => db.prepare<ListRunsParams, RunRow>(listRunsSql(path))),
     selectStagesOfRun: db.prepare<[string], StageRow>(SELECT_STAGES_OF_RUN),
     selectLedgerOfRun: db.prepare<[string], LedgerRow>(SELECT_LEDGER_OF_RUN),
+    selectAttemptsOfRun: db.prepare<[string], FailedAttemptRow>(SELECT_ATTEMPTS_OF_RUN),
+    listDeadLetters: db.prepare<{ code: string | null; queue: string | null; before: string; limit: number }, JobRow>(LIST_DEAD_LETTERS),
     listJobs: db.prepare<ListJobsParams, JobRow>(LIST_JOBS),
     listJobsOfRun: db.prepare<ListJobsParams & { run_id: string }, JobRow>(LIST_JOBS_OF_RUN),
     selectQueues: db.prepare<[], { name: string; paused: 0 | 1 }>(SELECT_QUEUES),
