@@ -9,22 +9,14 @@
  * streamed body passes the limit, its partial temp file removed).
  */
 import type { Readable } from 'node:stream';
-import { ifNoneMatch, PipelineError, type PipelineReply, type PipelineRoutes } from '../../index.ts';
+import { ifNoneMatch, isMultipartForm, mediaTypeOf, multipartFile, PipelineError, uploadTooLarge, type PipelineReply, type PipelineRoutes } from '../../index.ts';
 import { createAssetService, type StartedVersion } from './asset-service.ts';
 import { THUMBNAILS_PIPELINE } from './pipeline.ts';
 
 const RAW_TYPES = /^(image\/[A-Za-z0-9.+-]+|application\/octet-stream)$/i;
 
-function tooLarge(limit: number): PipelineError {
-  return new PipelineError('PAYLOAD_TOO_LARGE', `upload is larger than ${limit} bytes`, false, { details: { maxBytes: limit } });
-}
-
 function unsupported(type: string | undefined): PipelineError {
   return new PipelineError('UNSUPPORTED_MEDIA_TYPE', `Content-Type ${type ?? '(none)'} is not accepted: send image/*, application/octet-stream or multipart/form-data`, false);
-}
-
-function mediaTypeOf(header: string | undefined): string | undefined {
-  return header?.split(';')[0]?.trim().toLowerCase() || undefined;
 }
 
 /** The declared type of a raw body; octet-stream declares nothing. */
@@ -52,17 +44,10 @@ export const assetRoutes: PipelineRoutes = {
     app.put<{ Params: { id: string } }>('/v1/assets/:id', async (request, reply) => {
       const type = mediaTypeOf(request.headers['content-type']);
       const length = Number(request.headers['content-length'] ?? Number.NaN);
-      if (Number.isFinite(length) && length > limit) throw tooLarge(limit);
-      if (type === 'multipart/form-data') {
-        const file = await request.file({ limits: { fileSize: limit, files: 1, fields: 10 } });
-        if (!file) throw new PipelineError('VALIDATION_FAILED', 'the multipart body has no file part', false);
-        // busboy cuts a part at `fileSize` and ends it normally: without failing the stream here, the
-        // first `limit` bytes would be stored and processed as if they were the whole file.
-        file.file.once('limit', () => file.file.destroy(tooLarge(limit)));
-        const declared = declaredOf(mediaTypeOf(file.mimetype));
-        return accepted(reply, await assets.upload(request.params.id, file.file, declared, undefined, request.traceparent).catch((err: unknown) => {
-          throw file.file.truncated ? tooLarge(limit) : err;
-        }));
+      if (Number.isFinite(length) && length > limit) throw uploadTooLarge(limit);
+      if (isMultipartForm(request.headers['content-type'])) {
+        const file = await multipartFile(request, limit);
+        return accepted(reply, await assets.upload(request.params.id, file.bytes, declaredOf(file.mediaType), undefined, request.traceparent));
       }
       if (!type || !RAW_TYPES.test(type)) throw unsupported(type);
       return accepted(reply, await assets.upload(request.params.id, request.body as Readable, declaredOf(type), undefined, request.traceparent));

@@ -1,0 +1,68 @@
+/**
+ * Defects a new user hit (issue 14, point 7), each through the real HTTP app over a SQLite store
+ * and the filesystem artifact store in a temp dir.
+ */
+import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
+import { openHttpHarness, type HttpHarness } from './http-harness.ts';
+
+const sqlite = (dir: string) => createSqliteStore({ path: join(dir, 'kiln.db') });
+
+async function temps(h: HttpHarness): Promise<string[]> {
+  try {
+    return await readdir(join(h.dir, 'artifacts', 'tmp'));
+  } catch {
+    return [];
+  }
+}
+
+const SVG = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4" fill="red"/></svg>');
+
+describe('asset PUT with broken multipart framing', () => {
+  let h: HttpHarness;
+  before(async () => {
+    h = await openHttpHarness(sqlite);
+  });
+  after(() => h.close());
+
+  function form(bytes: Buffer, partType: string): { payload: Buffer; headers: Record<string, string> } {
+    const boundary = 'kiln-test-boundary';
+    const payload = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.svg"\r\nContent-Type: ${partType}\r\n\r\n`),
+      bytes,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    return { payload, headers: { 'content-type': `Multipart/Form-Data; boundary=${boundary}` } };
+  }
+
+  test('a well-formed multipart upload is still accepted, and an oversized part is still 413', async () => {
+    const ok = await h.app.inject({ method: 'PUT', url: '/v1/assets/a0', ...form(SVG, 'image/svg+xml') });
+    assert.equal(ok.statusCode, 202, ok.body);
+    const huge = await h.app.inject({ method: 'PUT', url: '/v1/assets/a0', ...form(Buffer.alloc(51 * 1024 * 1024, 0x20), 'image/svg+xml') });
+    assert.equal(huge.statusCode, 413, huge.body);
+    assert.deepEqual(await temps(h), []);
+  });
+
+  test('a multipart content type without a boundary is 400 INVALID_MULTIPART', async () => {
+    const res = await h.app.inject({ method: 'PUT', url: '/v1/assets/a1', payload: 'hello', headers: { 'content-type': 'multipart/form-data' } });
+    assert.equal(res.statusCode, 400, res.body);
+    assert.equal(res.json<{ code: string }>().code, 'INVALID_MULTIPART');
+    assert.deepEqual(await temps(h), []);
+  });
+
+  test('a multipart body that ends early is 400 INVALID_MULTIPART and leaves no temp file', async () => {
+    const boundary = 'XyZ123';
+    const payload = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.svg"\r\nContent-Type: image/svg+xml\r\n\r\n`),
+      SVG,
+      // no closing boundary: the body ends inside the file part
+    ]);
+    const res = await h.app.inject({ method: 'PUT', url: '/v1/assets/a2', payload, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+    assert.equal(res.statusCode, 400, res.body);
+    assert.equal(res.json<{ code: string }>().code, 'INVALID_MULTIPART');
+    assert.deepEqual(await temps(h), []);
+  });
+});
