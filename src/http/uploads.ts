@@ -16,6 +16,22 @@ export function mediaTypeOf(header: string | undefined): string | undefined {
   return header?.split(';')[0]?.trim().toLowerCase() || undefined;
 }
 
+/**
+ * A fastify content-type parser pattern for the bare media types `bare` names (a `^(...)$`
+ * pattern over bare types): fastify tests parser patterns against the whole header, parameters
+ * included, so this one allows any parameters after the type, in any case.
+ */
+export function mediaTypePattern(bare: RegExp): RegExp {
+  const source = bare.source.replace(/^\^/, '').replace(/\$$/, '');
+  return new RegExp(`^(?:${source})[\\t ]*(?:;.*)?$`, 'is');
+}
+
+/** True when the bare media type of `header` is one `bare` (a pattern over bare types) names. */
+export function acceptsMediaType(bare: RegExp, header: string | undefined): boolean {
+  const type = mediaTypeOf(header);
+  return type !== undefined && new RegExp(bare.source, 'i').test(type);
+}
+
 /** True when `header` names a multipart/form-data body (whatever its parameters and case). */
 export function isMultipartForm(header: string | undefined): boolean {
   return mediaTypeOf(header) === 'multipart/form-data';

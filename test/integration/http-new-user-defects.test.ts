@@ -66,3 +66,35 @@ describe('asset PUT with broken multipart framing', () => {
     assert.deepEqual(await temps(h), []);
   });
 });
+
+describe('content types with parameters', () => {
+  let h: HttpHarness;
+  before(async () => {
+    h = await openHttpHarness(sqlite);
+  });
+  after(() => h.close());
+
+  test('media types are compared without parameters and case-insensitively', async () => {
+    for (const type of ['image/svg+xml; charset=utf-8', 'Image/SVG+XML;charset="UTF-8"', 'application/octet-stream; foo=bar']) {
+      const res = await h.app.inject({ method: 'PUT', url: '/v1/assets/p1', payload: SVG, headers: { 'content-type': type } });
+      assert.equal(res.statusCode, 202, `${type}: ${res.body}`);
+    }
+    const json = await h.app.inject({
+      method: 'POST',
+      url: '/v1/runs',
+      payload: JSON.stringify({ pipeline: 'demo.sleep', input: { delayMs: 1 } }),
+      headers: { 'content-type': 'Application/JSON; charset=UTF-8' },
+    });
+    assert.equal(json.statusCode, 202, json.body);
+    const text = await h.app.inject({ method: 'PUT', url: '/v1/assets/p1', payload: SVG, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+    assert.equal(text.statusCode, 415, text.body);
+  });
+
+  test('an accepted SVG declared with parameters is rendered, not refused as a type mismatch', async () => {
+    h.worker.start();
+    const res = await h.app.inject({ method: 'PUT', url: '/v1/assets/p2', payload: SVG, headers: { 'content-type': 'image/svg+xml; charset=utf-8' } });
+    assert.equal(res.statusCode, 202, res.body);
+    const run = await h.waitForStatus(res.json<{ run_id: string }>().run_id, ['succeeded', 'failed', 'dead_lettered', 'parked'], 30_000);
+    assert.equal(run.status, 'succeeded', JSON.stringify(run.error));
+  });
+});

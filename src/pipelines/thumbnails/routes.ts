@@ -9,7 +9,7 @@
  * streamed body passes the limit, its partial temp file removed).
  */
 import type { Readable } from 'node:stream';
-import { ifNoneMatch, isMultipartForm, mediaTypeOf, multipartFile, PipelineError, uploadTooLarge, type PipelineReply, type PipelineRoutes } from '../../index.ts';
+import { acceptsMediaType, ifNoneMatch, isMultipartForm, mediaTypePattern, mediaTypeOf, multipartFile, PipelineError, uploadTooLarge, type PipelineReply, type PipelineRoutes } from '../../index.ts';
 import { createAssetService, type StartedVersion } from './asset-service.ts';
 import { THUMBNAILS_PIPELINE } from './pipeline.ts';
 
@@ -39,7 +39,7 @@ export const assetRoutes: PipelineRoutes = {
     const assets = createAssetService(kiln);
     const limit = assets.maxUploadBytes;
     // Raw bodies reach the handler as the request stream: nothing is buffered in memory.
-    app.addContentTypeParser(RAW_TYPES, (_request, payload, done) => done(null, payload));
+    app.addContentTypeParser(mediaTypePattern(RAW_TYPES), (_request, payload, done) => done(null, payload));
 
     app.put<{ Params: { id: string } }>('/v1/assets/:id', async (request, reply) => {
       const type = mediaTypeOf(request.headers['content-type']);
@@ -49,7 +49,7 @@ export const assetRoutes: PipelineRoutes = {
         const file = await multipartFile(request, limit);
         return accepted(reply, await assets.upload(request.params.id, file.bytes, declaredOf(file.mediaType), undefined, request.traceparent));
       }
-      if (!type || !RAW_TYPES.test(type)) throw unsupported(type);
+      if (!acceptsMediaType(RAW_TYPES, type)) throw unsupported(type);
       return accepted(reply, await assets.upload(request.params.id, request.body as Readable, declaredOf(type), undefined, request.traceparent));
     });
 

@@ -2,6 +2,7 @@
  * The asset formats the thumbnails pipeline accepts, their canonical media types, and the
  * `Content-Type` spellings that count as declaring each of them.
  */
+import { mediaTypeOf } from '../../../index.ts';
 
 /** Accepted asset formats (the real format, sniffed from the bytes). */
 export const AssetFormat = {
@@ -50,9 +51,8 @@ const UNDECLARED = new Set(['', 'application/octet-stream']);
  * `undefined` when it declares nothing (absent, empty or `application/octet-stream`).
  */
 export function declaredMediaType(contentType: string | undefined): string | undefined {
-  if (contentType === undefined) return undefined;
-  const bare = (contentType.split(';')[0] ?? '').trim().toLowerCase();
-  return UNDECLARED.has(bare) ? undefined : bare;
+  const bare = mediaTypeOf(contentType);
+  return bare === undefined || UNDECLARED.has(bare) ? undefined : bare;
 }
 
 /** True when a (bare, lower-case) declared media type names `format`. */
