@@ -30,6 +30,7 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, ExitCode>> = Object.freeze({
   PAYLOAD_TOO_LARGE: ExitCode.usage,
   UNSUPPORTED_MEDIA_TYPE: ExitCode.usage,
   UNKNOWN_PIPELINE: ExitCode.notFound,
+  UNKNOWN_QUEUE: ExitCode.notFound,
   NOT_FOUND: ExitCode.notFound,
   IDEMPOTENCY_KEY_REUSED: ExitCode.usage,
   QR_CONTENT_TOO_LONG: ExitCode.usage,

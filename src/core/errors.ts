@@ -182,6 +182,7 @@ export const ERROR_CODES = {
   PAYLOAD_TOO_LARGE: { status: 413, summary: 'The request body is larger than the limit.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, summary: 'The request Content-Type is not accepted here.' },
   UNKNOWN_PIPELINE: { status: 404, summary: 'No pipeline with that name is registered.' },
+  UNKNOWN_QUEUE: { status: 404, summary: 'No registered pipeline has a queue with that name.' },
   NOT_FOUND: { status: 404, summary: 'The run, job or queue does not exist.' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, summary: 'The same Idempotency-Key was used with a different request.' },
   QR_CONTENT_TOO_LONG: { status: 422, summary: 'The QR content has more UTF-8 bytes than the chosen error-correction level holds.' },

@@ -61,6 +61,12 @@ export function createKiln(options: KilnOptions): Kiln {
   const { store } = options;
   const artifacts = instrumentArtifacts(options.artifacts, observer);
   const plan = createStagePlan(options.pipelines, options.policies, options.lockTtlMs === undefined ? {} : { lockTtlMs: options.lockTtlMs });
+  const planQueues = new Set(plan.queues);
+  /** `queue`, when it is a queue of a registered pipeline; else `UNKNOWN_QUEUE`. */
+  const knownQueue = (queue: string): string => {
+    if (!planQueues.has(queue)) throw new NotFoundError('queue', queue, { code: 'UNKNOWN_QUEUE' });
+    return queue;
+  };
   const settings = parseSettings(options.pipelines, options.settings ?? {});
   const runEndedListeners = new Set<(event: RunEndedEvent) => void>();
   const runEnded = (event: RunEndedEvent): void => {
@@ -186,9 +192,11 @@ export function createKiln(options: KilnOptions): Kiln {
         .map((queue) => ({ queue, paused: false, ready: 0, scheduled: 0, leased: 0, parked: 0, dead: 0, oldestReadyAgeMs: 0 }));
       return [...stats, ...empty].sort((a, b) => a.queue.localeCompare(b.queue));
     },
-    pauseQueue: (queue) => store.operator.setQueuePaused(queue, true),
-    resumeQueue: (queue) => store.operator.setQueuePaused(queue, false),
-    drainQueue: (queue) => store.operator.drainQueue(queue),
+    // Operator actions name a queue of a registered pipeline: any other name would create a queue
+    // (and a metric series) per name a client makes up.
+    pauseQueue: async (queue) => store.operator.setQueuePaused(knownQueue(queue), true),
+    resumeQueue: async (queue) => store.operator.setQueuePaused(knownQueue(queue), false),
+    drainQueue: async (queue) => store.operator.drainQueue(knownQueue(queue)),
 
     createWorker: (workerOptions) => createWorker({ store, plan, artifacts, logger, observer, clock, ids, random, cache, runEnded, settings }, workerOptions),
     settingsOf: (pipeline) => settings.get(pipeline) ?? null,

@@ -157,6 +157,7 @@ export interface Kiln {
   listCacheEntries(query?: Partial<ListCacheEntriesQuery>): Promise<CacheEntry[]>;
   /** Stats of every known queue, including empty queues of registered pipelines. */
   queues(): Promise<QueueStats[]>;
+  /** Operator actions take a queue of a registered pipeline; any other name: `NotFoundError` `UNKNOWN_QUEUE`. */
   pauseQueue(queue: string): Promise<void>;
   resumeQueue(queue: string): Promise<void>;
   /** Removes ready jobs of the queue and cancels their runs; returns how many. */

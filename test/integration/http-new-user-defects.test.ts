@@ -98,3 +98,30 @@ describe('content types with parameters', () => {
     assert.equal(run.status, 'succeeded', JSON.stringify(run.error));
   });
 });
+
+describe('operator actions on queues', () => {
+  let h: HttpHarness;
+  before(async () => {
+    h = await openHttpHarness(sqlite);
+  });
+  after(() => h.close());
+
+  test('pause, resume and drain of a queue no registered pipeline has answer 404 UNKNOWN_QUEUE and create nothing', async () => {
+    for (const action of ['pause', 'resume', 'drain']) {
+      const res = await h.app.inject({ method: 'POST', url: `/v1/queues/made-up-${action}/${action}` });
+      assert.equal(res.statusCode, 404, `${action}: ${res.body}`);
+      assert.equal(res.json<{ code: string }>().code, 'UNKNOWN_QUEUE');
+    }
+    const queues = (await h.app.inject({ method: 'GET', url: '/v1/queues' })).json<{ queue: string }[]>().map((q) => q.queue);
+    assert.deepEqual(queues.filter((q) => q.startsWith('made-up')), []);
+    const metrics = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
+    assert.ok(!metrics.includes('made-up'), 'no metric series for an unknown queue');
+  });
+
+  test('a real queue is still paused, resumed and drained', async () => {
+    for (const action of ['pause', 'resume', 'drain']) {
+      const res = await h.app.inject({ method: 'POST', url: `/v1/queues/demo.sleep.prepare/${action}` });
+      assert.equal(res.statusCode, 200, `${action}: ${res.body}`);
+    }
+  });
+});

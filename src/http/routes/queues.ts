@@ -13,7 +13,7 @@ export interface QueueRoutesOptions {
   kiln: Kiln;
 }
 
-/** The queue's stats after an operator action (an unknown queue shows as empty). */
+/** The queue's stats after an operator action (a queue of a registered pipeline with no jobs yet shows as empty). */
 async function currentQueue(kiln: Kiln, queue: string): Promise<QueueView> {
   const stats = (await kiln.queues()).find((q) => q.queue === queue);
   if (stats) return queueView(stats);
@@ -23,7 +23,7 @@ async function currentQueue(kiln: Kiln, queue: string): Promise<QueueView> {
 /**
  * Registers `GET /v1/queues`, `GET /v1/queues/activity` (completions and failed attempts per
  * bucket as workers recorded them, ages of ready jobs; every known queue listed) and
- * `POST /v1/queues/:queue/{pause,resume,drain}`.
+ * `POST /v1/queues/:queue/{pause,resume,drain}` (a queue no registered pipeline has: 404 `UNKNOWN_QUEUE`).
  */
 export const queueRoutes: FastifyPluginAsync<QueueRoutesOptions> = async (app, { kiln }) => {
   app.get('/v1/queues', async () => (await kiln.queues()).map(queueView));
