@@ -14,6 +14,7 @@ export {
   ConflictError,
   LeaseLostError,
   StoreUnavailableError,
+  ArtifactsUnavailableError,
   SchemaVersionError,
   StageFailure,
   ErrorClass,

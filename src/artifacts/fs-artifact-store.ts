@@ -18,7 +18,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm, stat, utimes } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { systemClock, type Clock } from '../core/clock.ts';
-import { NotFoundError, PipelineError, ValidationError } from '../core/errors.ts';
+import { ArtifactsUnavailableError, NotFoundError, PipelineError, ValidationError } from '../core/errors.ts';
 import type { ArtifactRef, ArtifactStore, StoredArtifact, StoredTemp } from '../core/ports/artifact-store.ts';
 
 /** Options of {@link createFsArtifactStore}. */
@@ -82,17 +82,68 @@ export function createFsArtifactStore(options: FsArtifactStoreOptions): FsArtifa
     if (!sidecar || file?.size !== sidecar.size) return null;
     return { ref, size: sidecar.size, mediaType: sidecar.mediaType };
   };
+  // Filesystem errors stop here (the store's edge): a full, read-only or failing disk leaves as
+  // ArtifactsUnavailableError (503, retryable), whatever the operation.
   return {
-    put: (data, putOptions) => putArtifact(layout, data, putOptions),
-    get: (ref, getOptions) => getArtifact(layout, ref, getOptions),
-    has: async (ref) => (await statRef(ref)) !== null,
-    stat: statRef,
-    collectOrphanedTemps: (olderThanMs) => collectTemps(tmpDir, clock.now() - olderThanMs),
-    listTemps: () => listTemps(tmpDir),
-    list: () => listObjects(join(root, 'objects', 'sha256')),
-    remove: (ref, removeOptions) => removeObject(layout, ref, removeOptions?.notModifiedAfter),
+    put: atEdge((data, putOptions) => putArtifact(layout, data, putOptions)),
+    get: atEdge((ref, getOptions) => getArtifact(layout, ref, getOptions)),
+    has: atEdge(async (ref) => (await statRef(ref)) !== null),
+    stat: atEdge(statRef),
+    collectOrphanedTemps: atEdge((olderThanMs) => collectTemps(tmpDir, clock.now() - olderThanMs)),
+    listTemps: () => iterateAtEdge(listTemps(tmpDir)),
+    list: () => iterateAtEdge(listObjects(join(root, 'objects', 'sha256'))),
+    remove: atEdge((ref, removeOptions) => removeObject(layout, ref, removeOptions?.notModifiedAfter)),
     pathOf: (ref) => layout.objectPath(parseRef(ref)),
+    checkWritable: atEdge(() => probeWrite(layout)),
   };
+}
+
+/** errno codes that mean the disk cannot serve now (full, read-only, not permitted, failing). */
+const UNAVAILABLE_ERRNOS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'EIO', 'EMFILE', 'ENFILE']);
+
+/** The one mapping of filesystem errors: an unavailable disk becomes `ArtifactsUnavailableError`. */
+export function mapFsError(err: unknown): unknown {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (err instanceof PipelineError || typeof code !== 'string' || !UNAVAILABLE_ERRNOS.has(code)) return err;
+  return new ArtifactsUnavailableError(`the artifact store cannot write now (${code}): ${(err as Error).message}`, {
+    cause: err,
+    details: { errno: code, retryAfterMs: UNAVAILABLE_RETRY_AFTER_MS },
+  });
+}
+
+/** Retry-After suggested with `ARTIFACTS_UNAVAILABLE`: space may be freed, a disk remounted. */
+const UNAVAILABLE_RETRY_AFTER_MS = 5_000;
+
+function atEdge<A extends unknown[], R>(fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return async (...args) => {
+    try {
+      return await fn(...args);
+    } catch (err) {
+      throw mapFsError(err);
+    }
+  };
+}
+
+async function* iterateAtEdge<T>(items: AsyncIterable<T>): AsyncIterable<T> {
+  try {
+    yield* items;
+  } catch (err) {
+    throw mapFsError(err);
+  }
+}
+
+/** Size of the health probe: a block, so a disk with no room for a real write fails it. */
+const PROBE_BYTES = 4096;
+
+/** Writes, syncs and removes a probe temp file. */
+async function probeWrite(layout: Layout): Promise<void> {
+  await layout.ensureDir(layout.tmpDir);
+  const tmp = layout.newTempPath();
+  try {
+    await writeTemp(tmp, [Buffer.alloc(PROBE_BYTES)], Number.POSITIVE_INFINITY);
+  } finally {
+    await rm(tmp, { force: true });
+  }
 }
 
 async function putArtifact(

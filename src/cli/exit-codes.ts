@@ -54,6 +54,7 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, ExitCode>> = Object.freeze({
   LOCK_KEY_UNRESOLVED: ExitCode.usage,
   LEASE_LOST: ExitCode.conflict,
   STORE_UNAVAILABLE: ExitCode.unavailable,
+  ARTIFACTS_UNAVAILABLE: ExitCode.unavailable,
   SCHEMA_VERSION_UNSUPPORTED: ExitCode.failure,
   STAGE_FAILED: ExitCode.failure,
   STAGE_TIMEOUT: ExitCode.failure,

@@ -106,6 +106,16 @@ export class StoreUnavailableError extends PipelineError {
   }
 }
 
+/**
+ * The artifact store cannot write (or read) now: its disk is full, read-only, not permitted or
+ * failing (HTTP 503, retryable). `details.errno` names the filesystem condition.
+ */
+export class ArtifactsUnavailableError extends PipelineError {
+  constructor(message: string, options: PipelineErrorOptions = {}) {
+    super('ARTIFACTS_UNAVAILABLE', message, true, options);
+  }
+}
+
 /** The store's schema is newer than this code, or otherwise unusable. Fatal. */
 export class SchemaVersionError extends PipelineError {
   constructor(message: string, options: PipelineErrorOptions = {}) {
@@ -206,6 +216,7 @@ export const ERROR_CODES = {
   LOCK_KEY_UNRESOLVED: { status: 422, summary: "A stage's lock key template names a value the run's input does not have (or not as a string, number or boolean)." },
   LEASE_LOST: { status: 409, summary: 'The worker no longer holds the job lease; its result was discarded.' },
   STORE_UNAVAILABLE: { status: 503, summary: 'The store cannot be reached; retry later.' },
+  ARTIFACTS_UNAVAILABLE: { status: 503, summary: 'The artifact store cannot write now (disk full, read-only, not permitted or failing); retry later.' },
   SCHEMA_VERSION_UNSUPPORTED: { status: 500, summary: 'The store schema is newer than this kiln.' },
   STAGE_FAILED: { status: 500, summary: 'A stage handler failed (default code of StageFailure and plain throws).' },
   STAGE_TIMEOUT: { status: 500, summary: 'A stage handler ran past its timeoutMs and was abandoned.' },

@@ -41,5 +41,6 @@ export function instrumentArtifacts(artifacts: ArtifactStore, observer: EngineOb
     listTemps: () => artifacts.listTemps(),
     list: () => artifacts.list(),
     remove: (ref, options) => artifacts.remove(ref, options),
+    ...(artifacts.checkWritable ? { checkWritable: () => (artifacts.checkWritable as () => Promise<void>).call(artifacts) } : {}),
   };
 }

@@ -16,7 +16,7 @@ export interface ErrorEnvelope {
   details?: ErrorDetails;
 }
 
-/** Seconds a client should wait before retrying after `STORE_UNAVAILABLE`, unless the error says. */
+/** Seconds a client should wait before retrying after a 503, unless the error says. */
 const DEFAULT_RETRY_AFTER_S = 1;
 
 /** fastify's own errors that have a kiln code of their own. */
@@ -72,7 +72,8 @@ function isFastifyError(err: unknown): err is FastifyError {
 export function toErrorEnvelope(err: unknown): { body: ErrorEnvelope; internal: boolean } {
   if (err instanceof PipelineError) {
     const statusCode = statusOf(err);
-    return { body: envelope(statusCode, err.code, err.message, err.details), internal: statusCode >= 500 && err.code !== 'STORE_UNAVAILABLE' };
+    // A 503 (STORE_UNAVAILABLE, ARTIFACTS_UNAVAILABLE, ...) is a known, retryable condition, not a bug.
+    return { body: envelope(statusCode, err.code, err.message, err.details), internal: statusCode >= 500 && statusCode !== 503 };
   }
   if (isFastifyError(err)) {
     if (err.validation) {
@@ -97,8 +98,9 @@ function retryAfterSeconds(body: ErrorEnvelope): number {
 function handleError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const { body, internal } = toErrorEnvelope(err);
   if (internal) request.log.error({ err }, 'request failed');
-  if (body.code === 'STORE_UNAVAILABLE') {
-    request.log.warn({ err }, 'store unavailable');
+  // Every 503 says when to retry.
+  if (body.statusCode === 503) {
+    request.log.warn({ err }, body.code === 'STORE_UNAVAILABLE' ? 'store unavailable' : 'unavailable');
     void reply.header('retry-after', String(retryAfterSeconds(body)));
   }
   return reply.status(body.statusCode).send(body);

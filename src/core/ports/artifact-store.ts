@@ -30,6 +30,11 @@ export interface ArtifactStore {
    * if it was written again after that time (a re-put made it live again). For garbage collection only.
    */
   remove(ref: string, options?: { notModifiedAfter?: number }): Promise<boolean>;
+  /**
+   * Proves a write can succeed now (a small probe file written, synced and removed), or throws
+   * `ArtifactsUnavailableError`; for health checks. Optional: a store without it is not probed.
+   */
+  checkWritable?(): Promise<void>;
 }
 
 /** An object as `ArtifactStore.list` reports it. */

@@ -1,0 +1,87 @@
+/**
+ * A full or read-only artifact disk, made for real: a tiny tmpfs mounted over the harness's
+ * artifact directory, filled up (ENOSPC), then remounted read-only (EROFS). Mounting needs root
+ * with CAP_SYS_ADMIN (a root process ignores chmod, so a 0555 directory proves nothing there);
+ * without it the suite is skipped with the reason.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { open, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
+import { openHttpHarness, type HttpHarness } from './http-harness.ts';
+
+function mountSkipReason(): string | undefined {
+  const probe = mkdtempSync(join(tmpdir(), 'kiln-mount-probe-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe], { stdio: 'ignore' });
+    execFileSync('umount', [probe], { stdio: 'ignore' });
+    return undefined;
+  } catch {
+    return 'cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN)';
+  } finally {
+    rmSync(probe, { recursive: true, force: true });
+  }
+}
+
+const SVG = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4" fill="red"/></svg>');
+
+/** Writes `path` until the filesystem is full. */
+async function fill(path: string): Promise<void> {
+  const file = await open(path, 'w');
+  try {
+    const block = Buffer.alloc(4096, 1);
+    for (;;) await file.write(block);
+  } catch (err) {
+    assert.equal((err as { code?: string }).code, 'ENOSPC');
+  } finally {
+    await file.close();
+  }
+}
+
+describe('asset PUT and /healthz when the artifact disk is full or read-only', { skip: mountSkipReason() }, () => {
+  let h: HttpHarness;
+  let mountPoint: string;
+  before(async () => {
+    h = await openHttpHarness((dir) => createSqliteStore({ path: join(dir, 'kiln.db') }));
+    mountPoint = join(h.dir, 'artifacts');
+    mkdirSync(mountPoint, { recursive: true });
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', mountPoint]);
+  });
+  after(async () => {
+    execFileSync('umount', [mountPoint]);
+    await h.close();
+  });
+
+  const temps = async () => (await readdir(join(mountPoint, 'tmp')).catch(() => [])).filter((n) => n.endsWith('.tmp'));
+
+  test('a full disk: PUT is 503 ARTIFACTS_UNAVAILABLE with Retry-After, no temp file left, and /healthz is not ok', async () => {
+    const ok = await h.app.inject({ method: 'PUT', url: '/v1/assets/d1', payload: SVG, headers: { 'content-type': 'image/svg+xml' } });
+    assert.equal(ok.statusCode, 202, ok.body);
+    await fill(join(mountPoint, 'filler'));
+    const full = await h.app.inject({ method: 'PUT', url: '/v1/assets/d2', payload: Buffer.concat([SVG, Buffer.from('<!-- other -->')]), headers: { 'content-type': 'image/svg+xml' } });
+    assert.equal(full.statusCode, 503, full.body);
+    assert.equal(full.json<{ code: string }>().code, 'ARTIFACTS_UNAVAILABLE');
+    assert.ok(Number(full.headers['retry-after']) >= 1, 'Retry-After');
+    assert.deepEqual(await temps(), []);
+    const health = await h.app.inject({ method: 'GET', url: '/healthz' });
+    assert.equal(health.statusCode, 503, health.body);
+    assert.equal(health.json<{ code: string }>().code, 'ARTIFACTS_UNAVAILABLE');
+    assert.ok(Number(health.headers['retry-after']) >= 1, 'Retry-After');
+    await rm(join(mountPoint, 'filler'));
+  });
+
+  test('a read-only disk: PUT is 503 ARTIFACTS_UNAVAILABLE', async () => {
+    execFileSync('mount', ['-o', 'remount,ro', mountPoint]);
+    try {
+      const res = await h.app.inject({ method: 'PUT', url: '/v1/assets/d3', payload: Buffer.concat([SVG, Buffer.from('<!-- ro -->')]), headers: { 'content-type': 'image/svg+xml' } });
+      assert.equal(res.statusCode, 503, res.body);
+      assert.equal(res.json<{ code: string }>().code, 'ARTIFACTS_UNAVAILABLE');
+    } finally {
+      execFileSync('mount', ['-o', 'remount,rw', mountPoint]);
+    }
+  });
+});
