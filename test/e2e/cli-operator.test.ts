@@ -56,6 +56,13 @@ test('operator commands submit, list, show, pause, drain and cancel runs on the 
 
   const drained = await kiln('drain', 'demo.sleep.prepare');
   assert.equal(drained.stdout.trim(), 'queue demo.sleep.prepare drained: 0 jobs removed');
+
+  // A queue no registered pipeline has is refused, and nothing is created for it.
+  const made = await kiln('pause', 'made.up.queue');
+  assert.equal(made.code, ExitCode.notFound, made.stderr);
+  assert.match(made.stderr, /^kiln: UNKNOWN_QUEUE: /);
+  const after = JSON.parse((await kiln('queues', '--json')).stdout) as { queue: string }[];
+  assert.equal(after.find((q) => q.queue === 'made.up.queue'), undefined);
 });
 
 test('errors print kiln: <code>: <message> and exit with the code table', { timeout: E2E_TIMEOUT_MS }, async (t) => {
