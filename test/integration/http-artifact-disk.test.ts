@@ -67,11 +67,26 @@ describe('asset PUT and /healthz when the artifact disk is full or read-only', {
     assert.equal(full.json<{ code: string }>().code, 'ARTIFACTS_UNAVAILABLE');
     assert.ok(Number(full.headers['retry-after']) >= 1, 'Retry-After');
     assert.deepEqual(await temps(), []);
+    const boundary = 'kiln-disk-boundary';
+    const form = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.svg"\r\nContent-Type: image/svg+xml\r\n\r\n`),
+      SVG,
+      Buffer.from(`<!-- form -->\r\n--${boundary}--\r\n`),
+    ]);
+    const multipart = await h.app.inject({ method: 'PUT', url: '/v1/assets/d2', payload: form, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+    assert.equal(multipart.statusCode, 503, multipart.body);
+    assert.equal(multipart.json<{ code: string }>().code, 'ARTIFACTS_UNAVAILABLE');
+    assert.deepEqual(await temps(), []);
     const health = await h.app.inject({ method: 'GET', url: '/healthz' });
     assert.equal(health.statusCode, 503, health.body);
     assert.equal(health.json<{ code: string }>().code, 'ARTIFACTS_UNAVAILABLE');
     assert.ok(Number(health.headers['retry-after']) >= 1, 'Retry-After');
     await rm(join(mountPoint, 'filler'));
+    // The probe's answer is reused for 2 s; past that, a disk with room is healthy again.
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    const healthy = await h.app.inject({ method: 'GET', url: '/healthz' });
+    assert.equal(healthy.statusCode, 200, healthy.body);
+    assert.equal(healthy.json<{ artifacts: string }>().artifacts, 'ok');
   });
 
   test('a read-only disk: PUT is 503 ARTIFACTS_UNAVAILABLE', async () => {
