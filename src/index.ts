@@ -76,6 +76,7 @@ export {
 } from './engine/verify/verify-types.ts';
 export type { SingleFlightCache, CacheKeyOptions, CacheLookup, CacheBuildContext } from './core/cache.ts';
 export { ifNoneMatch } from './http/pipeline-routes.ts';
+export { idempotencyKeyOf, parseQueryInteger } from './http/request-rules.ts';
 export type { PipelineRoutes, PipelineRoutesOptions, PipelineRequest, PipelineReply } from './http/pipeline-routes.ts';
 export type { Kiln, KilnOptions, SubmitOptions, Worker, WorkerOptions, PolicyOverrides } from './engine/kiln-types.ts';
 export { runTool, type RunToolOptions, type RunToolResult } from './commands/run-tool.ts';

@@ -6,7 +6,7 @@
  *   GET  /v1/requests/:id  the status of a request (request ids are run ids)
  * `wait` (ms, body field or query parameter) bounds how long a request waits for its render.
  */
-import { ifNoneMatch, ValidationError, type PipelineReply, type PipelineRequest, type PipelineRoutes, type Run } from '../../index.ts';
+import { ifNoneMatch, parseQueryInteger, ValidationError, type PipelineReply, type PipelineRequest, type PipelineRoutes, type Run } from '../../index.ts';
 import { QR_PIPELINE } from './pipeline.ts';
 import { createQrService, QR_WAIT_DEFAULT_MS, QR_WAIT_MAX_MS, type QrAnswer } from './qr-service.ts';
 
@@ -24,7 +24,7 @@ function takeWait(fields: unknown, query: Record<string, unknown>): { raw: unkno
     wait = bodyWait;
   }
   if (wait === undefined) return { raw, waitMs: QR_WAIT_DEFAULT_MS };
-  const waitMs = typeof wait === 'string' && /^\d{1,6}$/.test(wait) ? Number(wait) : wait;
+  const waitMs = typeof wait === 'string' ? parseQueryInteger(wait) : wait;
   if (typeof waitMs !== 'number' || !Number.isInteger(waitMs) || waitMs < 0 || waitMs > QR_WAIT_MAX_MS) {
     throw new ValidationError(`wait must be an integer from 0 to ${QR_WAIT_MAX_MS} (ms)`, { details: { issues: [{ path: '/wait', message: 'out of range' }] } });
   }

@@ -1,0 +1,44 @@
+/**
+ * The request rules every route shares: one integer parser for query strings, one Idempotency-Key
+ * rule, one JSON body error path (docs/errors.md).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createMemoryStore } from '../../src/stores/memory/index.ts';
+import { openHttpHarness, type HttpHarness } from './http-harness.ts';
+
+async function withHarness(fn: (h: HttpHarness) => Promise<void>): Promise<void> {
+  const h = await openHttpHarness(() => createMemoryStore());
+  try {
+    await fn(h);
+  } finally {
+    await h.close();
+  }
+}
+
+test('query-string integers must be plain decimal integers: 2.5, 1e2, 0x10 and " 5" are 400 naming the parameter', () =>
+  withHarness(async (h) => {
+    for (const bad of ['2.5', '1e2', '0x10', '%205', '5abc', '', '99999999999999999999']) {
+      const res = await h.app.inject({ method: 'GET', url: `/v1/runs?limit=${bad}` });
+      assert.equal(res.statusCode, 400, `limit=${bad}`);
+      const body = res.json();
+      assert.equal(body.code, 'VALIDATION_FAILED', `limit=${bad}`);
+      assert.match(body.message, /querystring\.limit/, `limit=${bad}`);
+    }
+    const ok = await h.app.inject({ method: 'GET', url: '/v1/runs?limit=2' });
+    assert.equal(ok.statusCode, 200);
+    const bucketsBad = await h.app.inject({ method: 'GET', url: '/v1/queues/activity?buckets=1.5' });
+    assert.equal(bucketsBad.statusCode, 400);
+    assert.match(bucketsBad.json().message, /querystring\.buckets/);
+  }));
+
+test('integers must be safe integers: a subjectVersion above 2^53 is 400, not rounded', () =>
+  withHarness(async (h) => {
+    const payload = '{"pipeline":"demo.sleep","subjectId":"s","subjectVersion":9007199254740993}';
+    const res = await h.app.inject({ method: 'POST', url: '/v1/runs', payload, headers: { 'content-type': 'application/json' } });
+    assert.equal(res.statusCode, 400);
+    assert.equal(res.json().code, 'VALIDATION_FAILED');
+    assert.match(res.json().message, /body\.subjectVersion/);
+    const safe = await h.app.inject({ method: 'POST', url: '/v1/runs', payload: { pipeline: 'demo.sleep', subjectId: 's', subjectVersion: Number.MAX_SAFE_INTEGER } });
+    assert.equal(safe.statusCode, 202);
+  }));
