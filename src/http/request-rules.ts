@@ -2,7 +2,6 @@
  * Rules every route shares, in one place so the core routes and pipelines' routes agree:
  * how an integer is written in a query string, and what an Idempotency-Key may be.
  */
-import { Type } from '@sinclair/typebox';
 import { ValidationError } from '../core/errors.ts';
 
 /** A query-string integer: plain decimal digits, an optional minus sign, nothing else. */
@@ -29,9 +28,6 @@ const IDEMPOTENCY_KEY = new RegExp(`^[\\x20-\\x7E]{1,${IDEMPOTENCY_KEY_MAX_LENGT
 
 /** What an Idempotency-Key may be, as said in every refusal. */
 export const IDEMPOTENCY_KEY_RULE = `Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters`;
-
-/** The `idempotency-key` header as a schema, for routes that declare their headers. */
-export const IdempotencyKeyHeader = Type.Optional(Type.String({ minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH, pattern: IDEMPOTENCY_KEY.source }));
 
 /**
  * The request's Idempotency-Key, or undefined when it has none; a key breaking the rule is 400

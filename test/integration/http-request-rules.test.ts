@@ -42,3 +42,24 @@ test('integers must be safe integers: a subjectVersion above 2^53 is 400, not ro
     const safe = await h.app.inject({ method: 'POST', url: '/v1/runs', payload: { pipeline: 'demo.sleep', subjectId: 's', subjectVersion: Number.MAX_SAFE_INTEGER } });
     assert.equal(safe.statusCode, 202);
   }));
+
+test('one Idempotency-Key rule: /v1/runs and /v1/qr accept and refuse the same keys, with the same code and message', () =>
+  withHarness(async (h) => {
+    const refused = ['', 'x'.repeat(256), 'tab\there', 'caf\u00e9'];
+    for (const key of refused) {
+      const runs = await h.app.inject({ method: 'POST', url: '/v1/runs', payload: { pipeline: 'demo.sleep' }, headers: { 'idempotency-key': key } });
+      const qr = await h.app.inject({ method: 'POST', url: '/v1/qr?wait=0', payload: { content: 'hello' }, headers: { 'idempotency-key': key } });
+      assert.equal(runs.statusCode, 400, `runs ${JSON.stringify(key)}`);
+      assert.equal(qr.statusCode, 400, `qr ${JSON.stringify(key)}`);
+      assert.equal(runs.json().code, 'VALIDATION_FAILED');
+      assert.equal(qr.json().code, runs.json().code);
+      assert.equal(qr.json().message, runs.json().message);
+      assert.match(runs.json().message, /idempotency-key/i);
+    }
+    for (const key of ['k', 'order 42/retry:1', '~'.repeat(255)]) {
+      const runs = await h.app.inject({ method: 'POST', url: '/v1/runs', payload: { pipeline: 'demo.sleep' }, headers: { 'idempotency-key': key } });
+      const qr = await h.app.inject({ method: 'POST', url: '/v1/qr?wait=0', payload: { content: 'hello' }, headers: { 'idempotency-key': key } });
+      assert.equal(runs.statusCode, 202, `runs ${key}`);
+      assert.ok(qr.statusCode === 200 || qr.statusCode === 202, `qr ${key}: ${qr.statusCode}`);
+    }
+  }));
