@@ -26,6 +26,7 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, ExitCode>> = Object.freeze({
   CONFIG_INVALID: ExitCode.usage,
   VALIDATION_FAILED: ExitCode.usage,
   INVALID_JSON: ExitCode.usage,
+  JSON_FORBIDDEN_KEY: ExitCode.usage,
   PAYLOAD_TOO_LARGE: ExitCode.usage,
   UNSUPPORTED_MEDIA_TYPE: ExitCode.usage,
   UNKNOWN_PIPELINE: ExitCode.notFound,

@@ -7,6 +7,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from '../core/logger.ts';
 import type { Kiln } from '../engine/kiln-types.ts';
 import { installErrorEnvelope } from './error-envelope.ts';
+import { installJsonBodyParser } from './json-body.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, installRequestDeadline } from './request-deadline.ts';
 import { healthRoutes } from './routes/health.ts';
 import type { PipelineRoutes } from './pipeline-routes.ts';
@@ -81,6 +82,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // Only JSON is accepted; without this, text/plain bodies would reach the schema as strings
   // and fail as 400 instead of the truthful 415.
   app.removeContentTypeParser('text/plain');
+  installJsonBodyParser(app);
   app.setValidatorCompiler(typeboxValidatorCompiler);
   installErrorEnvelope(app);
   // Before any route: these hooks wrap only routes registered after them.

@@ -63,3 +63,28 @@ test('one Idempotency-Key rule: /v1/runs and /v1/qr accept and refuse the same k
       assert.ok(qr.statusCode === 200 || qr.statusCode === 202, `qr ${key}: ${qr.statusCode}`);
     }
   }));
+
+test('one JSON body path: a forbidden key (__proto__, constructor.prototype) is 400 JSON_FORBIDDEN_KEY naming it, not "not valid JSON"', () =>
+  withHarness(async (h) => {
+    const cases = [
+      { payload: '{"__proto__":{}}', path: '__proto__' },
+      { payload: '{"pipeline":"demo.sleep","input":{"a":[{"constructor":{"prototype":{"x":1}}}]}}', path: 'input.a.0.constructor' },
+    ];
+    for (const url of ['/v1/runs', '/v1/qr']) {
+      for (const { payload, path } of cases) {
+        const res = await h.app.inject({ method: 'POST', url, payload, headers: { 'content-type': 'application/json' } });
+        assert.equal(res.statusCode, 400, `${url} ${payload}`);
+        const body = res.json();
+        assert.equal(body.code, 'JSON_FORBIDDEN_KEY', `${url} ${payload}`);
+        assert.doesNotMatch(body.message, /not valid JSON/);
+        assert.equal(body.details.path, path);
+      }
+      const broken = await h.app.inject({ method: 'POST', url, payload: '{"x":', headers: { 'content-type': 'application/json; charset=utf-8' } });
+      assert.equal(broken.statusCode, 400);
+      assert.equal(broken.json().code, 'INVALID_JSON');
+    }
+    // "constructor" as plain data passes the parser (demo.sleep's own input check then refuses the field).
+    const fine = await h.app.inject({ method: 'POST', url: '/v1/runs', payload: '{"pipeline":"demo.sleep","input":{"constructor":"x"}}', headers: { 'content-type': 'application/json' } });
+    assert.equal(fine.json().code, 'VALIDATION_FAILED');
+    assert.match(fine.json().message, /demo\.sleep input/);
+  }));
