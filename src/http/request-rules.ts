@@ -4,12 +4,13 @@
  */
 import { ValidationError } from '../core/errors.ts';
 
-/** A query-string integer: plain decimal digits, an optional minus sign, nothing else. */
-const DECIMAL_INTEGER = /^-?\d+$/;
+/** A query-string integer: plain decimal digits without leading zeros, an optional minus sign, nothing else. */
+const DECIMAL_INTEGER = /^(?:0|-?[1-9][0-9]*)$/;
 
 /**
- * The one integer parser for query strings: `"42"` is 42; `"2.5"`, `"1e2"`, `"0x10"`, `" 5"`, `""`
- * and anything beyond ±(2^53 - 1) are not integers (undefined), never truncated or rounded.
+ * The one integer parser for query strings (core routes and pipelines' routes): `"42"` is 42;
+ * `"2.5"`, `"1e2"`, `"0x10"`, `" 5"`, `"007"`, `""` and anything beyond ±(2^53 - 1) are not
+ * integers (undefined), never truncated or rounded.
  */
 export function parseQueryInteger(text: string): number | undefined {
   if (!DECIMAL_INTEGER.test(text)) return undefined;
@@ -18,7 +19,7 @@ export function parseQueryInteger(text: string): number | undefined {
 }
 
 /** Message of a query-string value {@link parseQueryInteger} refuses. */
-export const QUERY_INTEGER_MESSAGE = 'must be a decimal integer (digits only, at most 2^53 - 1)';
+export const QUERY_INTEGER_MESSAGE = 'must be a decimal integer (digits only, no leading zeros, at most 2^53 - 1)';
 
 /** Longest Idempotency-Key, in characters. */
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;

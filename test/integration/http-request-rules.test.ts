@@ -18,7 +18,7 @@ async function withHarness(fn: (h: HttpHarness) => Promise<void>): Promise<void>
 
 test('query-string integers must be plain decimal integers: 2.5, 1e2, 0x10 and " 5" are 400 naming the parameter', () =>
   withHarness(async (h) => {
-    for (const bad of ['2.5', '1e2', '0x10', '%205', '5abc', '', '99999999999999999999']) {
+    for (const bad of ['2.5', '1e2', '0x10', '%205', '5abc', '', '05', '99999999999999999999']) {
       const res = await h.app.inject({ method: 'GET', url: `/v1/runs?limit=${bad}` });
       assert.equal(res.statusCode, 400, `limit=${bad}`);
       const body = res.json();
@@ -27,6 +27,11 @@ test('query-string integers must be plain decimal integers: 2.5, 1e2, 0x10 and "
     }
     const ok = await h.app.inject({ method: 'GET', url: '/v1/runs?limit=2' });
     assert.equal(ok.statusCode, 200);
+    // The QR routes read their query integers with the same parser.
+    for (const bad of ['2.5', '1e2', '0512']) {
+      assert.equal((await h.app.inject({ method: 'GET', url: `/v1/qr?content=x&size=${bad}` })).statusCode, 400, `size=${bad}`);
+      assert.equal((await h.app.inject({ method: 'GET', url: `/v1/qr?content=x&wait=${bad}` })).statusCode, 400, `wait=${bad}`);
+    }
     const bucketsBad = await h.app.inject({ method: 'GET', url: '/v1/queues/activity?buckets=1.5' });
     assert.equal(bucketsBad.statusCode, 400);
     assert.match(bucketsBad.json().message, /querystring\.buckets/);
