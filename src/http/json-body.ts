@@ -29,7 +29,9 @@ function forbiddenKey(value: unknown): string | undefined {
 }
 
 /** Parses a JSON request body by kiln's rules; throws the coded 400 errors described above. */
-export function parseJsonBody(text: string): unknown {
+export function parseJsonBody(raw: string): unknown {
+  // A leading byte-order mark is not part of the JSON text (fastify's parser skipped it too).
+  const text = raw.startsWith('\uFEFF') ? raw.slice(1) : raw;
   if (text.length === 0) throw new ValidationError('the JSON body is empty', { code: 'INVALID_JSON' });
   let value: unknown;
   try {

@@ -88,6 +88,8 @@ test('one JSON body path: a forbidden key (__proto__, constructor.prototype) is 
       assert.equal(broken.statusCode, 400);
       assert.equal(broken.json().code, 'INVALID_JSON');
     }
+    const bom = await h.app.inject({ method: 'POST', url: '/v1/runs', payload: '\uFEFF{"pipeline":"demo.sleep"}', headers: { 'content-type': 'application/json' } });
+    assert.equal(bom.statusCode, 202, bom.body);
     // "constructor" as plain data passes the parser (demo.sleep's own input check then refuses the field).
     const fine = await h.app.inject({ method: 'POST', url: '/v1/runs', payload: '{"pipeline":"demo.sleep","input":{"constructor":"x"}}', headers: { 'content-type': 'application/json' } });
     assert.equal(fine.json().code, 'VALIDATION_FAILED');
