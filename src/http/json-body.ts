@@ -12,17 +12,30 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
 }
 
+/** A visited value and how it was reached (a parent link, so deep JSON costs linear memory). */
+interface Visit {
+  value: unknown;
+  key: string | null;
+  parent: Visit | null;
+}
+
+function pathOf(visit: Visit): string {
+  const keys: string[] = [];
+  for (let at: Visit | null = visit; at !== null && at.key !== null; at = at.parent) keys.push(at.key);
+  return keys.reverse().join('.');
+}
+
 /** The dotted path of the first forbidden key in `value`, or undefined (iterative: deep JSON cannot overflow the stack). */
 function forbiddenKey(value: unknown): string | undefined {
-  const pending: { value: unknown; path: string[] }[] = [{ value, path: [] }];
+  const pending: Visit[] = [{ value, key: null, parent: null }];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     if (!isObject(next.value)) continue;
     for (const key of Object.keys(next.value)) {
       const child = next.value[key];
-      const path = [...next.path, key];
-      if (key === '__proto__') return path.join('.');
-      if (key === 'constructor' && isObject(child) && Object.hasOwn(child, 'prototype')) return path.join('.');
-      pending.push({ value: child, path });
+      const visit: Visit = { value: child, key, parent: next };
+      if (key === '__proto__') return pathOf(visit);
+      if (key === 'constructor' && isObject(child) && Object.hasOwn(child, 'prototype')) return pathOf(visit);
+      pending.push(visit);
     }
   }
   return undefined;

@@ -95,3 +95,13 @@ test('one JSON body path: a forbidden key (__proto__, constructor.prototype) is 
     assert.equal(fine.json().code, 'VALIDATION_FAILED');
     assert.match(fine.json().message, /demo\.sleep input/);
   }));
+
+test('deeply nested JSON is answered quickly by the same path (no stack overflow, no quadratic walk)', () =>
+  withHarness(async (h) => {
+    const depth = 30_000;
+    const payload = `{"pipeline":"demo.sleep","input":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    const started = Date.now();
+    const res = await h.app.inject({ method: 'POST', url: '/v1/runs', payload, headers: { 'content-type': 'application/json' } });
+    assert.ok(res.statusCode < 500, `${res.statusCode} ${res.body.slice(0, 200)}`);
+    assert.ok(Date.now() - started < 2_000, `took ${Date.now() - started} ms`);
+  }));
