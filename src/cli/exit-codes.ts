@@ -27,6 +27,7 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, ExitCode>> = Object.freeze({
   VALIDATION_FAILED: ExitCode.usage,
   INVALID_JSON: ExitCode.usage,
   INVALID_MULTIPART: ExitCode.usage,
+  JSON_FORBIDDEN_KEY: ExitCode.usage,
   PAYLOAD_TOO_LARGE: ExitCode.usage,
   UNSUPPORTED_MEDIA_TYPE: ExitCode.usage,
   UNKNOWN_PIPELINE: ExitCode.notFound,

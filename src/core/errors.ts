@@ -189,6 +189,7 @@ export const ERROR_CODES = {
   VALIDATION_FAILED: { status: 400, summary: 'The request body, query or parameters do not match the schema.' },
   INVALID_JSON: { status: 400, summary: 'The request body is not valid JSON.' },
   INVALID_MULTIPART: { status: 400, summary: 'The multipart/form-data body is malformed (no boundary, ends early, bad part header) or has no file part.' },
+  JSON_FORBIDDEN_KEY: { status: 400, summary: 'The JSON body has a key that could poison a prototype (__proto__, or constructor with a prototype).' },
   PAYLOAD_TOO_LARGE: { status: 413, summary: 'The request body is larger than the limit.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, summary: 'The request Content-Type is not accepted here.' },
   UNKNOWN_PIPELINE: { status: 404, summary: 'No pipeline with that name is registered.' },

@@ -25,6 +25,16 @@ import type { ThreadPool } from './thread-pool.ts';
 import { tracingEnabled, withSpan } from './tracing.ts';
 import type { WorkerDeps } from './worker-deps.ts';
 
+
+/**
+ * A commit's outcome at its level: a run cancelled or superseded meanwhile is an expected end
+ * (an operator's or a newer version's doing), logged at info; anything else (a lost lease, a
+ * failed attempt) is a warning.
+ */
+function logRefusal(logger: Logger, outcome: CommitResult['outcome'], fields: Record<string, unknown>, msg: string): void {
+  if (outcome === 'cancelled') logger.info(fields, msg);
+  else logger.warn(fields, msg);
+}
 /** What the executor needs: the engine's parts plus its worker's lease keeper, pool and batcher. */
 export interface ExecutorDeps extends WorkerDeps {
   /** The worker's id: the owner of the locks it takes. */
@@ -301,7 +311,7 @@ async function commitSettled(
       if (result.publicationsRefused) deps.observer.duplicatePublishPrevented(pipeline, result.publicationsRefused);
       logger.debug({ durationMs }, 'stage succeeded');
     } else {
-      logger.warn({ durationMs, outcome: result.outcome }, 'commit refused; result discarded');
+      logRefusal(logger, result.outcome, { durationMs, outcome: result.outcome }, 'commit refused; result discarded');
     }
     return { outcome };
   }
@@ -318,7 +328,7 @@ async function commitSettled(
   const { retryAfterMs: _ignored, ...record } = error;
   const result = await commit(deps, { type: 'fail', lease, error: record, durationMs, decision }, retryUntil);
   const outcome = report(deps, stage, claimed, result, OUTCOME_BY_DECISION[decision.action], durationMs, error.class);
-  logger.warn({ error: record, decision, outcome: result.outcome }, 'stage attempt failed');
+  logRefusal(logger, result.outcome, { error: record, decision, outcome: result.outcome }, 'stage attempt failed');
   return { outcome, error: record };
 }
 

@@ -7,6 +7,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from '../core/logger.ts';
 import type { Kiln } from '../engine/kiln-types.ts';
 import { installErrorEnvelope } from './error-envelope.ts';
+import { installJsonBodyParser } from './json-body.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, installRequestDeadline } from './request-deadline.ts';
 import { healthRoutes } from './routes/health.ts';
 import type { PipelineRoutes } from './pipeline-routes.ts';
@@ -72,19 +73,34 @@ function toFastifyLogger(logger: Logger): FastifyBaseLogger {
   return adapted as unknown as FastifyBaseLogger;
 }
 
+/**
+ * One info line per request once it is answered: method, url, status and duration; `trace_id`
+ * comes with the request's logger (see tracing.ts). Installed after the tracing hooks, so the
+ * line carries the trace id.
+ */
+function installRequestLog(app: FastifyInstance): void {
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info({ method: request.method, url: request.url, statusCode: reply.statusCode, durationMs: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
+  });
+}
+
 /** Builds the API (routes, schemas, error envelope). Call `listen` or `inject` on the result. */
 export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify({
     bodyLimit: deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
     ...(deps.logger ? { loggerInstance: toFastifyLogger(deps.logger) } : { logger: false }),
+    // fastify's two lines per request ("incoming request", "request completed") give way to one.
+    disableRequestLogging: true,
   });
   // Only JSON is accepted; without this, text/plain bodies would reach the schema as strings
   // and fail as 400 instead of the truthful 415.
   app.removeContentTypeParser('text/plain');
+  installJsonBodyParser(app);
   app.setValidatorCompiler(typeboxValidatorCompiler);
   installErrorEnvelope(app);
   // Before any route: these hooks wrap only routes registered after them.
   installRequestTracing(app);
+  installRequestLog(app);
   const requestTimeoutMs = deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   installRequestDeadline(app, requestTimeoutMs);
 

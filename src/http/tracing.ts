@@ -51,7 +51,7 @@ function startServerSpan(request: FastifyRequest, reply: FastifyReply): void {
 function carryTrace(request: FastifyRequest, reply: FastifyReply, spanContext: SpanContext): void {
   request.traceparent = formatTraceparent(spanContext);
   void reply.header('traceparent', request.traceparent);
-  // reply.log writes "request completed"; both must carry the trace id.
+  // The "request completed" line (build-app.ts) and the handlers' lines must carry the trace id.
   request.log = reply.log = request.log.child({ trace_id: spanContext.traceId });
 }
 

@@ -210,6 +210,8 @@ function describeHttp({ name, skip, create: createStore }: HttpStoreCase): void 
         const dead = await h.waitForStatus(run.id, ['dead_lettered', 'failed']);
         assert.equal(dead.status, 'dead_lettered');
         assert.equal(dead.error?.code, 'DEMO_FAILURE');
+        // Dead-lettered is where the run stopped: it says when.
+        assert.match(String(dead.finishedAt), ISO);
         const jobs = (await h.app.inject({ method: 'GET', url: `/v1/jobs?runId=${run.id}&state=dead` })).json<{ id: string; leaseToken?: string }[]>();
         assert.equal(jobs.length, 1);
         const jobId = jobs[0]?.id ?? '';
@@ -222,6 +224,7 @@ function describeHttp({ name, skip, create: createStore }: HttpStoreCase): void 
         // Replayed, it runs out of attempts again: dead-lettered a second time, nothing lost.
         const again = await h.waitForStatus(run.id, ['dead_lettered'], 10_000);
         assert.equal(again.stages[0]?.attempts, 4);
+        assert.match(String(again.finishedAt), ISO);
       }));
 
     test('/metrics exposes kiln_stage_executions_total after a run, and /healthz answers ok', () =>

@@ -60,6 +60,8 @@ export interface HarnessOptions {
   bodyLimitBytes?: number;
   /** Handed to `buildApp` (request logging); default none. */
   logger?: Logger;
+  /** Handed to `createKiln` (engine and worker logging); default none. */
+  kilnLogger?: Logger;
   /** Handed to `buildApp`: requests unanswered this long get 503. */
   requestTimeoutMs?: number;
   /** Registered instead of the built-in pipelines (without their routes, or policies unless given). */
@@ -94,6 +96,7 @@ export async function openHttpHarness(createStore: StoreFactory, options: Harnes
     pipelines: options.pipelines ?? builtinPipelines,
     policies: options.policies ?? (options.pipelines ? {} : FAST_POLICIES),
     observer: metrics.observer,
+    ...(options.kilnLogger === undefined ? {} : { logger: options.kilnLogger }),
   });
   metrics.setQueueStats(() => kiln.queues());
   const app = buildApp({

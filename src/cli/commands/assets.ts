@@ -117,7 +117,9 @@ function formatAssetView(view: AssetView): string {
           ['PROFILE', 'VERSION', 'ARTIFACT', 'UPDATED'],
           entries.map(([profile, p]) => [profile, String(p.version), p.artifact, formatTime(p.updated_at)]),
         );
-  return `asset ${view.asset_id}\n\n${versions}\n\n${publications}`;
+  // The listing is one page: say that older versions exist rather than drop them silently.
+  const more = view.next_before === null ? '' : `\n(newest ${view.versions.length} versions shown; older ones: GET /v1/assets/${view.asset_id}?before=${view.next_before})`;
+  return `asset ${view.asset_id}\n\n${versions}${more}\n\n${publications}`;
 }
 
 const ADD_HELP = `

@@ -3,6 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { ValidationError } from '../../core/errors.ts';
 import type { Kiln, SubmitOptions } from '../../engine/kiln-types.ts';
 import { attemptView } from '../operator-views.ts';
+import { idempotencyKeyOf } from '../request-rules.ts';
 import { IdParams } from '../schemas/common.ts';
 import { CancelRunBody, ListRunsQuery, SubmitRunBody, SubmitRunHeaders } from '../schemas/runs.ts';
 import { runDetailView, runView } from '../views.ts';
@@ -13,9 +14,9 @@ export interface RunRoutesOptions {
 }
 
 /** The submission options of a request: its idempotency key, subject, tenant and trace. */
-function submitOptions(body: SubmitRunBody, headers: SubmitRunHeaders, traceparent: string): SubmitOptions {
+function submitOptions(body: SubmitRunBody, headers: SubmitRunHeaders & Record<string, string | string[] | undefined>, traceparent: string): SubmitOptions {
   const options: SubmitOptions = { traceparent };
-  const key = headers['idempotency-key'];
+  const key = idempotencyKeyOf(headers);
   if (key !== undefined) options.idempotencyKey = key;
   if (body.subjectId !== undefined) options.subjectId = body.subjectId;
   if (body.subjectVersion !== undefined) options.subjectVersion = body.subjectVersion;

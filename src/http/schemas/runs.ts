@@ -19,12 +19,11 @@ export const SubmitRunBody = Type.Object(
 );
 export type SubmitRunBody = Static<typeof SubmitRunBody>;
 
-/** `POST /v1/runs` headers we read (others pass through). */
+/**
+ * `POST /v1/runs` headers we read (others pass through). `Idempotency-Key` is read by the one
+ * rule every route shares (`idempotencyKeyOf`, src/http/request-rules.ts).
+ */
 export const SubmitRunHeaders = Type.Object({
-  'idempotency-key': Type.Optional(
-    // Printable ASCII only: the key is echoed in logs and compared byte for byte.
-    Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' }),
-  ),
   traceparent: Type.Optional(Type.String({ maxLength: 200 })),
 });
 export type SubmitRunHeaders = Static<typeof SubmitRunHeaders>;

@@ -5,7 +5,7 @@
  * well-formed but cannot be drawn (`QR_CONTENT_TOO_LONG`, `QR_COLORS_UNREADABLE`,
  * `QR_SIZE_TOO_SMALL`, `QR_SIZE_TOO_LARGE`).
  */
-import { UnprocessableError, ValidationError } from '../../index.ts';
+import { parseQueryInteger, UnprocessableError, ValidationError } from '../../index.ts';
 import { QrEcc } from './capacity.ts';
 import { normalizeColor } from './color.ts';
 import { planQrLayout, QR_MAX_IMAGE_SIZE_PX } from './layout.ts';
@@ -73,8 +73,6 @@ export interface QrRequestIssue {
 
 /** Lone UTF-16 surrogates cannot be encoded as UTF-8 (TextEncoder would turn them into U+FFFD). */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-/** Query integers: plain decimal digits, no sign, exponent, fraction, spaces or leading zeros. */
-const QUERY_INTEGER = /^(?:0|[1-9][0-9]{0,8})$/;
 
 /**
  * Validates and normalizes a QR request. `source` says how to read values: `json` takes JSON
@@ -182,7 +180,8 @@ function createFieldReader(fields: Record<string, unknown>, source: QrRequestSou
         const text = stringOf(field, expected);
         // undefined here means stringOf already recorded why (a repeated parameter).
         if (text === undefined) return undefined;
-        value = QUERY_INTEGER.test(text) ? Number(text) : Number.NaN;
+        // The one query-integer rule of every route (no exponent, fraction, spaces or leading zeros).
+        value = parseQueryInteger(text) ?? Number.NaN;
       }
       if (typeof value === 'number' && Number.isInteger(value) && value >= range.min && value <= range.max) return value;
       return problem(field, `must be ${expected}`);

@@ -6,12 +6,11 @@
  *   GET  /v1/requests/:id  the status of a request (request ids are run ids)
  * `wait` (ms, body field or query parameter) bounds how long a request waits for its render.
  */
-import { ifNoneMatch, ValidationError, type PipelineReply, type PipelineRequest, type PipelineRoutes, type Run } from '../../index.ts';
+import { idempotencyKeyOf, ifNoneMatch, parseQueryInteger, ValidationError, type PipelineReply, type PipelineRequest, type PipelineRoutes, type Run } from '../../index.ts';
 import { QR_PIPELINE } from './pipeline.ts';
 import { createQrService, QR_WAIT_DEFAULT_MS, QR_WAIT_MAX_MS, type QrAnswer } from './qr-service.ts';
 
 const HASH = /^[0-9a-f]{64}$/;
-const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 /** Splits `wait` off the request's fields; the rest are the QR options. */
@@ -24,20 +23,11 @@ function takeWait(fields: unknown, query: Record<string, unknown>): { raw: unkno
     wait = bodyWait;
   }
   if (wait === undefined) return { raw, waitMs: QR_WAIT_DEFAULT_MS };
-  const waitMs = typeof wait === 'string' && /^\d{1,6}$/.test(wait) ? Number(wait) : wait;
+  const waitMs = typeof wait === 'string' ? parseQueryInteger(wait) : wait;
   if (typeof waitMs !== 'number' || !Number.isInteger(waitMs) || waitMs < 0 || waitMs > QR_WAIT_MAX_MS) {
     throw new ValidationError(`wait must be an integer from 0 to ${QR_WAIT_MAX_MS} (ms)`, { details: { issues: [{ path: '/wait', message: 'out of range' }] } });
   }
   return { raw, waitMs };
-}
-
-function idempotencyKeyOf(request: PipelineRequest): string | undefined {
-  const key = request.headers['idempotency-key'];
-  if (key === undefined) return undefined;
-  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-    throw new ValidationError(`Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
-  }
-  return key;
 }
 
 function pendingBody(hash: string, run: Run) {
@@ -67,7 +57,7 @@ export const qrRoutes: PipelineRoutes = {
 
     app.post('/v1/qr', async (request, reply) => {
       const { raw, waitMs } = takeWait(request.body, request.query as Record<string, unknown>);
-      const key = idempotencyKeyOf(request);
+      const key = idempotencyKeyOf(request.headers);
       return send(request, reply, await qr.request({ raw, source: 'json', waitMs, traceparent: request.traceparent, ...(key === undefined ? {} : { idempotencyKey: key }) }));
     });
 

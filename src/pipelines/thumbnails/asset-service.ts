@@ -10,8 +10,10 @@ import { thumbnailsSettings } from './settings.ts';
 
 /** Counter scope of upload versions. */
 const VERSION_SCOPE = 'thumbnails.asset-version';
-/** Versions listed by `describe`, newest first. */
-const LISTED_VERSIONS = 50;
+/** Versions listed by `describe` when no `limit` is given, newest first (at most {@link MAX_LISTED_VERSIONS}). */
+export const LISTED_VERSIONS = 50;
+/** The largest page of versions `describe` lists. */
+export const MAX_LISTED_VERSIONS = 500;
 
 /** A started version. */
 export interface StartedVersion {
@@ -23,7 +25,10 @@ export interface StartedVersion {
 /** An asset as `GET /v1/assets/:id` shows it. */
 export interface AssetView {
   asset_id: string;
+  /** One page, newest first: `limit` versions (default 50) older than the `before` cursor, if any. */
   versions: { version: number; run_id: string; status: string; error: unknown }[];
+  /** Cursor of the next (older) page, `?before=<next_before>`; null when this page holds the oldest version. */
+  next_before: string | null;
   publications: Record<string, { version: number; artifact: string; url: string; updated_at: string }>;
 }
 
@@ -38,7 +43,8 @@ export interface AssetService {
   upload(assetId: string, bytes: AsyncIterable<Uint8Array> | Uint8Array, declaredType: string | undefined, profiles?: string[], traceparent?: string): Promise<StartedVersion>;
   /** Starts a new version from `import:<relative path>` (resolved under the configured import roots by the worker). */
   importFrom(assetId: string, source: string, profiles?: string[], traceparent?: string): Promise<StartedVersion>;
-  describe(assetId: string): Promise<AssetView>;
+  /** The asset with one page of its versions (newest first; `before` is a run id, the cursor). */
+  describe(assetId: string, page?: { limit?: number; before?: string }): Promise<AssetView>;
   /** The published bytes of a profile; `NotFoundError` when nothing is published. */
   read(assetId: string, profile: string): Promise<{ publication: Publication; bytes: Uint8Array }>;
   /** Removes the asset's publications; returns how many. */
@@ -78,16 +84,20 @@ export function createAssetService(kiln: Kiln): AssetService {
       return start(assetId, { upload: ref.ref, ...(declaredType ? { declaredType } : {}) }, profiles, traceparent);
     },
     importFrom: (assetId, source, profiles, traceparent) => start(assetId, { import: source.startsWith('import:') ? source : `import:${source}` }, profiles, traceparent),
-    async describe(assetId) {
+    async describe(assetId, page = {}) {
       checkAssetId(assetId);
-      const [runs, publications] = await Promise.all([
-        kiln.listRuns({ pipeline: THUMBNAILS_PIPELINE, subjectId: assetId, limit: LISTED_VERSIONS }),
+      const limit = Math.min(page.limit ?? LISTED_VERSIONS, MAX_LISTED_VERSIONS);
+      // One more than the page: whether an older page exists, without a count.
+      const [listed, publications] = await Promise.all([
+        kiln.listRuns({ pipeline: THUMBNAILS_PIPELINE, subjectId: assetId, limit: limit + 1, ...(page.before === undefined ? {} : { before: page.before }) }),
         kiln.listPublications(assetId),
       ]);
-      if (runs.length === 0 && publications.length === 0) throw new NotFoundError('asset', assetId);
+      if (listed.length === 0 && publications.length === 0 && page.before === undefined) throw new NotFoundError('asset', assetId);
+      const runs = listed.slice(0, limit);
       return {
         asset_id: assetId,
         versions: runs.map((r) => ({ version: r.subjectVersion ?? 0, run_id: r.id, status: r.status, error: r.error })),
+        next_before: listed.length > limit ? (runs.at(-1)?.id ?? null) : null,
         publications: Object.fromEntries(
           publications.map((p) => [
             p.profile,

@@ -9,9 +9,20 @@
  * streamed body passes the limit, its partial temp file removed).
  */
 import type { Readable } from 'node:stream';
+import { Type, type Static } from '@sinclair/typebox';
 import { acceptsMediaType, ifNoneMatch, isMultipartForm, mediaTypePattern, mediaTypeOf, multipartFile, PipelineError, uploadTooLarge, type PipelineReply, type PipelineRoutes } from '../../index.ts';
-import { createAssetService, type StartedVersion } from './asset-service.ts';
+import { createAssetService, LISTED_VERSIONS, MAX_LISTED_VERSIONS, type StartedVersion } from './asset-service.ts';
 import { THUMBNAILS_PIPELINE } from './pipeline.ts';
+
+/** `GET /v1/assets/:id` query: one page of versions, newest first; page with `before=<next_before>`. */
+const AssetVersionsQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LISTED_VERSIONS, default: LISTED_VERSIONS })),
+    before: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Keyset cursor: `next_before` of the previous page.' })),
+  },
+  { additionalProperties: false },
+);
+type AssetVersionsQuery = Static<typeof AssetVersionsQuery>;
 
 const RAW_TYPES = /^(image\/[A-Za-z0-9.+-]+|application\/octet-stream)$/i;
 
@@ -53,7 +64,9 @@ export const assetRoutes: PipelineRoutes = {
       return accepted(reply, await assets.upload(request.params.id, request.body as Readable, declaredOf(type), undefined, request.traceparent));
     });
 
-    app.get<{ Params: { id: string } }>('/v1/assets/:id', async (request) => assets.describe(request.params.id));
+    app.get<{ Params: { id: string }; Querystring: AssetVersionsQuery }>('/v1/assets/:id', { schema: { querystring: AssetVersionsQuery } }, async (request) =>
+      assets.describe(request.params.id, request.query),
+    );
 
     app.get<{ Params: { id: string; profile: string } }>('/v1/assets/:id/:profile', async (request, reply) => {
       const { publication, bytes } = await assets.read(request.params.id, request.params.profile);

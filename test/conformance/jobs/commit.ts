@@ -173,6 +173,22 @@ export function describeCommit(harness: StoreHarness): void {
       assert.deepEqual(await claim(store, { queue: 'demo.a', workerId: 'w1', limit: 5, leaseMs: LEASE_MS }), []);
     });
 
+    test('a dead-lettered run has finishedAt (the commit time), and a replay that makes it run clears it again', async ({ store, clock }) => {
+      const claimed = await claimNew(store);
+      const run = claimed.run;
+      await clock.advance(30);
+      const now = await store.now();
+      const result = await fail(store, { lease: leaseOf(claimed), error: failure('transient'), durationMs: 30, decision: { action: 'dead_letter', rollback: null } });
+      assert.deepEqual(result, { outcome: 'committed', runStatus: 'dead_lettered' });
+      const dead = await store.reads.getRun(run.id);
+      assert.equal(dead?.run.status, 'dead_lettered');
+      assert.equal(dead?.run.finishedAt, now);
+      await store.operator.replayJob(claimed.job.id);
+      const replayed = await store.reads.getRun(run.id);
+      assert.equal(replayed?.run.status, 'running');
+      assert.equal(replayed?.run.finishedAt, null);
+    });
+
     test('a fail decision keeps the job dead, records the stage failed and ends the run failed with the error', async ({ store, clock }) => {
       const claimed = await claimNew(store);
       const run = claimed.run;

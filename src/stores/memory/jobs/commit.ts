@@ -78,7 +78,11 @@ function applyPark(job: Job, record: StageRecord, run: Run): void {
   if (job.kind === JobKind.stage) record.status = StageStatus.failed;
   // The run parks where the transition table allows it (running, and dead_lettered while a
   // compensation runs); otherwise the job alone waits, visible as parked.
-  if (canTransition(run.status, RunStatus.parked)) run.status = RunStatus.parked;
+  if (canTransition(run.status, RunStatus.parked)) {
+    run.status = RunStatus.parked;
+    // Parked waits for an operator: not finished (a dead-lettered run's finishedAt goes).
+    run.finishedAt = null;
+  }
 }
 
 /** The job, its stage record and its run as one failed attempt found them. */
@@ -110,6 +114,8 @@ function applyDeadLetter(state: MemoryState, attempt: AttemptFailure, rollback: 
   const { run } = attempt;
   run.status = RunStatus.dead_lettered;
   run.error = attempt.error;
+  // Dead-lettered is where the run stops until a replay (which clears finishedAt again).
+  run.finishedAt = now;
   if (rollback !== null) enqueueRollback(state, run, rollback, now);
 }
 

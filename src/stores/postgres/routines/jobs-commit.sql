@@ -46,7 +46,8 @@
 --   * Failure actions: retry -> job ready after delay_ms, stage record failed; park -> job
 --     parked, run parked (when p_park_from allows); dead_letter (attempts ran out, a replay may
 --     succeed) -> job dead, stage record dead_lettered (a rollback job: rollback_status
---     dead_lettered), run dead_lettered with the error; fail (a permanent error) -> job dead
+--     dead_lettered), run dead_lettered with the error and finished_at (cleared by a replay;
+--     migration 0014); a parked run has no finished_at; fail (a permanent error) -> job dead
 --     (kept for inspection), stage record failed with finished_at (a rollback job:
 --     rollback_status dead_lettered), run error = the error, and without a compensation the run
 --     ends failed; with one it keeps its status until the last compensation completes and ends
@@ -205,7 +206,10 @@ BEGIN
   UPDATE runs SET status = coalesce(v_new_run_status, status),
     error = CASE WHEN v_state = 'dead' THEN p_item.error::json ELSE error END,
     current_stage = CASE WHEN v_new_run_status = 'failed' THEN NULL ELSE current_stage END,
-    finished_at = CASE WHEN v_new_run_status = 'failed' THEN p_now ELSE finished_at END,
+    -- Dead-lettered is where the run stops until a replay (which clears finished_at again,
+    -- migration 0014); parked waits for an operator, so it is not finished.
+    finished_at = CASE WHEN v_new_run_status IN ('failed', 'dead_lettered') THEN p_now
+                       WHEN v_new_run_status = 'parked' THEN NULL ELSE finished_at END,
     updated_at = p_now
   WHERE id = v_run.id
   RETURNING status INTO run_status;

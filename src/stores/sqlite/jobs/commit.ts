@@ -99,7 +99,8 @@ function failureEffect(request: FailStageRequest, job: JobRow, run: RunRow, erro
   if (decision.action === 'park') {
     // The run parks where the transition table allows it (running, and dead_lettered while a
     // compensation runs); otherwise the job alone waits, visible as parked.
-    const park = canTransition(run.status, 'parked') ? { status: 'parked' as const } : null;
+    // Parked waits for an operator: not finished (a dead-lettered run's finished_at goes).
+    const park = canTransition(run.status, 'parked') ? { status: 'parked' as const, finished_at: null } : null;
     return { jobState: 'parked', availableAt: job.available_at, stageStatus: 'failed', run: park };
   }
   if (decision.action === 'fail') return finalFailureEffect(job, decision.rollback, error, now);
@@ -107,7 +108,8 @@ function failureEffect(request: FailStageRequest, job: JobRow, run: RunRow, erro
     jobState: 'dead',
     availableAt: job.available_at,
     stageStatus: 'dead_lettered',
-    run: { status: 'dead_lettered', error },
+    // Dead-lettered is where the run stops until a replay (which clears finished_at again).
+    run: { status: 'dead_lettered', error, finished_at: now },
   };
 }
 
