@@ -79,6 +79,7 @@ export type { SingleFlightCache, CacheKeyOptions, CacheLookup, CacheBuildContext
 export { ifNoneMatch } from './http/pipeline-routes.ts';
 export { acceptsMediaType, isMultipartForm, mediaTypeOf, mediaTypePattern, multipartError, multipartFile, uploadTooLarge, type UploadedFile } from './http/uploads.ts';
 export { idempotencyKeyOf, parseQueryInteger } from './http/request-rules.ts';
+export { extendRequestDeadline } from './http/request-deadline.ts';
 export type { PipelineRoutes, PipelineRoutesOptions, PipelineRequest, PipelineReply } from './http/pipeline-routes.ts';
 export type { Kiln, KilnOptions, SubmitOptions, Worker, WorkerOptions, PolicyOverrides } from './engine/kiln-types.ts';
 export { runTool, type RunToolOptions, type RunToolResult } from './commands/run-tool.ts';

@@ -188,7 +188,7 @@ export const KilnFileSchema = Type.Object(
           ),
           bodyLimitBytes: Type.Optional(Type.Integer({ minimum: 1, default: 65_536, description: 'Largest accepted request body, bytes.' })),
           requestTimeoutMs: Type.Optional(
-            Duration('A request not answered within this long gets 503 STORE_UNAVAILABLE (a store that hangs must not hang clients).', {
+            Duration('A request not answered within this long (counted once its body is in, plus a route\'s documented wait such as the QR wait) gets 503 STORE_UNAVAILABLE (a store that hangs must not hang clients).', {
               default: 10_000,
               minimumMs: 1,
             }),

@@ -26,6 +26,13 @@ import { typeboxValidatorCompiler } from './typebox-validator.ts';
 /** Largest accepted request body unless configured (`http.bodyLimitBytes`). */
 export const DEFAULT_BODY_LIMIT_BYTES = 65_536;
 
+/**
+ * How long a client may take to send a whole request (headers and body), Node's own default: the
+ * request deadline starts only once the body is in, so this is what ends a client that never
+ * finishes its upload (Node answers 408 and closes the connection; the partial temp file goes).
+ */
+export const REQUEST_RECEIVE_TIMEOUT_MS = 300_000;
+
 /** What {@link buildApp} needs. */
 export interface AppDeps {
   kiln: Kiln;
@@ -36,7 +43,8 @@ export interface AppDeps {
   bodyLimitBytes?: number;
   /**
    * A request not answered within this long gets 503 `STORE_UNAVAILABLE` with `Retry-After`,
-   * so a store that hangs cannot hang clients. @default 10000
+   * so a store that hangs cannot hang clients. Counted from the moment the request body is in,
+   * plus any wait a route documents (see request-deadline.ts). @default 10000
    */
   requestTimeoutMs?: number;
   /** Pipelines' own routes; each is mounted when its pipeline is registered with `kiln`. */
@@ -88,6 +96,8 @@ function installRequestLog(app: FastifyInstance): void {
 export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify({
     bodyLimit: deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
+    // fastify's default is no limit at all; the request deadline does not count the body's time.
+    requestTimeout: REQUEST_RECEIVE_TIMEOUT_MS,
     ...(deps.logger ? { loggerInstance: toFastifyLogger(deps.logger) } : { logger: false }),
     // fastify's two lines per request ("incoming request", "request completed") give way to one.
     disableRequestLogging: true,

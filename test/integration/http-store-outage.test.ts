@@ -16,7 +16,7 @@ import type { Store } from '../../src/core/ports/store.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import { buildApp } from '../../src/http/build-app.ts';
 import { createMetrics } from '../../src/observe/metrics.ts';
-import { builtinPipelines } from '../../src/pipelines/index.ts';
+import { builtinPipelines, builtinRoutes } from '../../src/pipelines/index.ts';
 import { canRestartPostgres, postgresSkipReason, sharedPostgres, startStoppedPostgres, stopPostgresForOutage } from '../support/postgres-cluster.ts';
 import { postgresHttpStore } from './http-stores.ts';
 import { openHttpHarness, type HttpHarness } from './http-harness.ts';
@@ -70,7 +70,7 @@ async function openApp(store: Store, requestTimeoutMs: number): Promise<{ app: F
   const metrics = createMetrics();
   const kiln = createKiln({ store, artifacts: createFsArtifactStore({ root: join(dir, 'artifacts') }), pipelines: builtinPipelines });
   metrics.setQueueStats(() => kiln.queues());
-  const app = buildApp({ kiln, metrics, requestTimeoutMs });
+  const app = buildApp({ kiln, metrics, requestTimeoutMs, routes: builtinRoutes });
   return {
     app,
     async close() {
@@ -134,6 +134,35 @@ describe('the API when PostgreSQL is unreachable', () => {
     } finally {
       await close();
       // Dropping the silent connections lets the pool's pending connects fail, so close() returns.
+      await silent.close();
+      await store.close();
+    }
+  });
+});
+
+describe('the request deadline on a store that hangs', () => {
+  test('a QR wait extends the deadline by that wait only, and an upload whose body is in still gets 503 within the deadline', { timeout: 30_000 }, async () => {
+    const silent = await startSilentServer();
+    const store = createPostgresStore({ connectionString: `postgresql://kiln:pw@127.0.0.1:${silent.port}/kiln`, schema: 'kiln' });
+    const { app, close } = await openApp(store, 300);
+    try {
+      const timed = async (run: () => Promise<{ statusCode: number; headers: Record<string, unknown>; json(): unknown }>) => {
+        const started = Date.now();
+        const res = await run();
+        return { ms: Date.now() - started, status: res.statusCode, code: (res.json() as { code?: unknown }).code, retryAfter: res.headers['retry-after'] };
+      };
+      const [qr, upload] = await Promise.all([
+        timed(() => app.inject({ method: 'POST', url: '/v1/qr', payload: { content: 'hung', wait: 700 } })),
+        timed(() => app.inject({ method: 'PUT', url: '/v1/assets/hung', payload: Buffer.alloc(2_048, 7), headers: { 'content-type': 'image/png' } })),
+      ]);
+      for (const answer of [qr, upload]) {
+        assert.deepEqual([answer.status, answer.code], [503, 'STORE_UNAVAILABLE']);
+        assert.match(String(answer.retryAfter), /^\d+$/);
+      }
+      assert.ok(qr.ms >= 900 && qr.ms < 5_000, `the QR request answered after ${qr.ms} ms (wait 700 + deadline 300)`);
+      assert.ok(upload.ms >= 250 && upload.ms < 5_000, `the upload answered after ${upload.ms} ms (deadline 300)`);
+    } finally {
+      await close();
       await silent.close();
       await store.close();
     }

@@ -4,9 +4,10 @@
  *   GET  /v1/qr?content=…  the same from query parameters (for `<img src>`)
  *   GET  /v1/qr/:hash      the image (ETag = hash, immutable, 304), 202 while building, 404 unknown
  *   GET  /v1/requests/:id  the status of a request (request ids are run ids)
- * `wait` (ms, body field or query parameter) bounds how long a request waits for its render.
+ * `wait` (ms, body field or query parameter) bounds how long a request waits for its render; the
+ * request deadline (`http.requestTimeoutMs`) is extended by it, so a documented wait is never a 503.
  */
-import { idempotencyKeyOf, ifNoneMatch, parseQueryInteger, ValidationError, type PipelineReply, type PipelineRequest, type PipelineRoutes, type Run } from '../../index.ts';
+import { extendRequestDeadline, idempotencyKeyOf, ifNoneMatch, parseQueryInteger, ValidationError, type PipelineReply, type PipelineRequest, type PipelineRoutes, type Run } from '../../index.ts';
 import { QR_PIPELINE } from './pipeline.ts';
 import { createQrService, QR_WAIT_DEFAULT_MS, QR_WAIT_MAX_MS, type QrAnswer } from './qr-service.ts';
 
@@ -57,12 +58,14 @@ export const qrRoutes: PipelineRoutes = {
 
     app.post('/v1/qr', async (request, reply) => {
       const { raw, waitMs } = takeWait(request.body, request.query as Record<string, unknown>);
+      extendRequestDeadline(request, waitMs);
       const key = idempotencyKeyOf(request.headers);
       return send(request, reply, await qr.request({ raw, source: 'json', waitMs, traceparent: request.traceparent, ...(key === undefined ? {} : { idempotencyKey: key }) }));
     });
 
     app.get('/v1/qr', async (request, reply) => {
       const { raw, waitMs } = takeWait(request.query, {});
+      extendRequestDeadline(request, waitMs);
       return send(request, reply, await qr.request({ raw, source: 'query', waitMs, traceparent: request.traceparent }));
     });
 
