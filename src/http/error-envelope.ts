@@ -21,8 +21,6 @@ const DEFAULT_RETRY_AFTER_S = 1;
 
 /** fastify's own errors that have a kiln code of their own. */
 const FASTIFY_CODES: Readonly<Record<string, { statusCode: number; code: string }>> = {
-  FST_ERR_CTP_INVALID_JSON_BODY: { statusCode: 400, code: 'INVALID_JSON' },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { statusCode: 400, code: 'INVALID_JSON' },
   FST_ERR_CTP_BODY_TOO_LARGE: { statusCode: 413, code: 'PAYLOAD_TOO_LARGE' },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { statusCode: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
   FST_ERR_NOT_FOUND: { statusCode: 404, code: 'NOT_FOUND' },

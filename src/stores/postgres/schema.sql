@@ -245,7 +245,7 @@ CREATE FUNCTION kiln.enqueue_job(p_item kiln.commit_item, p_run_id text, p_pipel
 CREATE FUNCTION kiln.fail_item(p_item kiln.commit_item, p_now bigint, p_channel text, p_park_from text[], OUT outcome text, OUT run_status text, OUT woken_queue text) RETURNS record
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
-    AS $$-- sha256:ea1436ff1115ce8ad5d27ce7e401e88d5ae54242c2934560b92347251663758f$$;
+    AS $$-- sha256:78b22c990fbe2ca96782cd69b31a04ee49da0c6a1cecc54e5fbba30949737b4f$$;
 
 --
 -- Name: lease_refusal(text); Type: FUNCTION; Schema: kiln; Owner: -

@@ -158,7 +158,7 @@ BEGIN
   END IF;
   outcome := 'committed';
   SELECT * INTO v_run FROM runs WHERE id = v_job.run_id FOR NO KEY UPDATE;
-  -- The failure history (migration 0012): under the run's row lock, so seq counts every earlier
+  -- The failure history (migration 0013): under the run's row lock, so seq counts every earlier
   -- failure of the run; the lease owner is read before the update below clears it.
   INSERT INTO failed_attempts (run_id, seq, job_id, stage, kind, queue, attempt, worker, action, error, duration_ms, failed_at)
   VALUES (v_job.run_id, (SELECT count(*) FROM failed_attempts WHERE run_id = v_job.run_id), v_job.id, v_job.stage, v_job.kind,
@@ -171,8 +171,8 @@ BEGIN
     v_available_at := p_now + greatest(0, p_item.delay_ms);
   ELSIF p_item.action = 'park' THEN
     v_state := 'parked';
-    -- A compensation of a dead-lettered run cannot park the run (not a legal move): the job
-    -- alone waits, visible as parked.
+    -- p_park_from lists the run statuses that may move to parked (core/run/transitions.ts; a
+    -- dead-lettered run's failing compensation parks it too); from any other the job alone waits.
     IF v_run.status = ANY (p_park_from) THEN v_new_run_status := 'parked'; END IF;
   ELSIF p_item.action = 'fail' THEN
     v_state := 'dead';

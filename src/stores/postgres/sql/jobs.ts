@@ -16,7 +16,7 @@ const CLEAR_LEASE = 'lease_owner = NULL, lease_token = NULL, fence = NULL, lease
  * In: now, the run's columns ($2..$14), finished ($15: finished_at = now), the status of its
  * stage records ($16) and their names in order ($17), and the first job ($18 id or NULL for
  * none, $19 stage, $20 queue, $21 kind, $22 key, $23 max attempts, $24 priority), the NOTIFY
- * channel ($25), the run's trace_parent ($26, added last by migration 0011). Out: the new run, or nothing when a run of the pipeline already holds the
+ * channel ($25), the run's trace_parent ($26, added last by migration 0012). Out: the new run, or nothing when a run of the pipeline already holds the
  * idempotency key (ON CONFLICT waits for a concurrent holder to commit first). One statement:
  * run, stage records, job and wake-up commit together.
  */

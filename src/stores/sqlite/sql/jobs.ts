@@ -238,7 +238,7 @@ export const INSERT_LEDGER = `
 
 /**
  * In: the failed attempt's run, job, stage, kind, queue, attempt, worker, action, error JSON,
- * duration, now. Appends it to the run's failure history (migration 0007); `seq` is the run's
+ * duration, now. Appends it to the run's failure history (migration 0008); `seq` is the run's
  * failure count so far. Written by the failure path of a commit only.
  */
 export const INSERT_FAILED_ATTEMPT = `
