@@ -42,6 +42,7 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, ExitCode>> = Object.freeze({
   ASSET_UNREADABLE: ExitCode.usage,
   ASSET_TOO_LARGE: ExitCode.usage,
   ASSET_TOO_MANY_PIXELS: ExitCode.usage,
+  ASSET_TOO_COMPLEX: ExitCode.usage,
   ASSET_TYPE_MISMATCH: ExitCode.usage,
   ASSET_IMPORT_FORBIDDEN: ExitCode.usage,
   ASSET_IMPORT_NOT_FOUND: ExitCode.usage,

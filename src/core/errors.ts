@@ -204,6 +204,7 @@ export const ERROR_CODES = {
   ASSET_UNREADABLE: { status: 422, summary: 'The asset is empty, truncated, corrupt, or an SVG that cannot be accepted safely.' },
   ASSET_TOO_LARGE: { status: 413, summary: 'The asset has more bytes than the configured limit.' },
   ASSET_TOO_MANY_PIXELS: { status: 422, summary: 'The asset header declares more pixels than the configured limit (decompression bomb guard).' },
+  ASSET_TOO_COMPLEX: { status: 422, summary: 'The SVG did not rasterize within its render budget (svgRenderBudgetMs); the render was stopped.' },
   ASSET_TYPE_MISMATCH: { status: 422, summary: 'The declared Content-Type contradicts the format sniffed from the bytes.' },
   ASSET_IMPORT_FORBIDDEN: { status: 403, summary: 'An import: source path is empty, absolute, has .. segments or resolves outside every import root.' },
   ASSET_IMPORT_NOT_FOUND: { status: 422, summary: 'An import: source path names no regular file under any import root.' },

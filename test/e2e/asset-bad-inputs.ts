@@ -3,11 +3,11 @@
  * refused at the door with 413 (over the size limit: by Content-Length, while streaming a raw body,
  * and while streaming a multipart part), or accepted and then ended by a permanent failure with a
  * stable code (truncated JPEG, zero bytes, text named `.png`, a 50000x50000 PNG header, a
- * Content-Type that contradicts the bytes). The hostile SVG is separate: it may be refused or
+ * Content-Type that contradicts the bytes, an SVG that outlives its render budget). The hostile SVG is separate: it may be refused or
  * rendered without its dangerous parts, and the test checks whichever happened.
  */
 import { randomBytes } from 'node:crypto';
-import { pngBombHeader, solidImage, textFile, truncatedJpeg, zeroBytes } from '../support/asset-fixtures.ts';
+import { blurBombSvg, pngBombHeader, solidImage, textFile, truncatedJpeg, zeroBytes } from '../support/asset-fixtures.ts';
 import { multipartBody, putAsset, putChunked, putWithLength, UploadMode, type UploadAnswer } from './asset-http.ts';
 
 /** Caught from the header, before anything is decoded. */
@@ -47,6 +47,8 @@ export async function buildBadUploads(prefix: string, maxUploadBytes: number): P
     bad('text-declared-png', (base) => putAsset(base, `${prefix}-text-declared-png`, textFile(), { mode: UploadMode.raw, contentType: 'image/png' }), { code: 'ASSET_UNSUPPORTED_FORMAT', stages: INSPECT }),
     bad('png-bomb', (base) => putAsset(base, `${prefix}-png-bomb`, pngBombHeader(), { mode: UploadMode.multipart, contentType: 'image/png', filename: 'bomb.png' }), { code: 'ASSET_TOO_MANY_PIXELS', stages: INSPECT }),
     bad('jpeg-declared-png', (base) => putAsset(base, `${prefix}-jpeg-declared-png`, jpeg, { mode: UploadMode.raw, contentType: 'image/png' }), { code: 'ASSET_TYPE_MISMATCH', stages: INSPECT }),
+    // Renders for minutes: stopped at the render budget, a permanent failure (no replayable dead letter).
+    bad('blur-bomb-svg', (base) => putAsset(base, `${prefix}-blur-bomb-svg`, blurBombSvg(), { mode: UploadMode.raw, contentType: 'image/svg+xml' }), { code: 'ASSET_TOO_COMPLEX', stages: ['transform'] }),
     bad('oversize-length', (base) => putWithLength(base, `${prefix}-oversize-length`, oversized, 'image/jpeg'), { refused: 413 }),
     bad('oversize-chunked', (base) => putChunked(base, `${prefix}-oversize-chunked`, oversized, 'image/jpeg'), { refused: 413 }),
     bad('oversize-multipart', (base) => putChunked(base, `${prefix}-oversize-multipart`, oversizedForm.body, oversizedForm.contentType), { refused: 413 }),

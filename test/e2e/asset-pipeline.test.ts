@@ -45,6 +45,7 @@ pipelines:
   thumbnails:
     settings:
       maxUploadBytes: ${MAX_UPLOAD_BYTES}
+      svgRenderBudgetMs: 2000
 `;
 
 /** A TCP server that only counts who connects: the "remote" host of the hostile SVG. */

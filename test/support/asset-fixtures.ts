@@ -128,6 +128,23 @@ export async function solidImage(format: 'png' | 'jpeg' | 'webp' | 'gif' | 'avif
   return image.toFormat(format).toBuffer();
 }
 
+/**
+ * A small SVG (about 17 KB) that takes minutes of CPU to rasterize: 200 full-canvas rects on a
+ * 4000x4000 canvas, each through `feGaussianBlur stdDeviation=1000`. The render budget exists
+ * for drawings like this one.
+ */
+export function blurBombSvg(): Buffer {
+  let rects = '';
+  for (let i = 0; i < 200; i++) {
+    const color = ((i * 1_234_567) % 0xffffff).toString(16).padStart(6, '0');
+    rects += `<rect x="0" y="0" width="4000" height="4000" fill="#${color}" filter="url(#b)"/>`;
+  }
+  return Buffer.from(
+    '<svg xmlns="http://www.w3.org/2000/svg" width="4000" height="4000">' +
+      `<defs><filter id="b"><feGaussianBlur stdDeviation="1000"/></filter></defs>${rects}</svg>`,
+  );
+}
+
 /** A small, benign SVG: 200x100, a red rectangle on the left half and a line of text. */
 export function simpleSvg(): Buffer {
   return Buffer.from(

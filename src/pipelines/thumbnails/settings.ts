@@ -8,6 +8,7 @@
  *     settings:
  *       maxUploadBytes: 52428800
  *       maxPixels: 100000000
+ *       svgRenderBudgetMs: 30000
  *       importRoots: [/srv/images]
  *       profiles:
  *         thumb: { maxSidePx: 128, format: png }
@@ -15,6 +16,7 @@
  */
 import { isAbsolute } from 'node:path';
 import { ValidationError, type JsonValue } from '../../index.ts';
+import { DEFAULT_SVG_RENDER_BUDGET_MS } from './media/normalize.ts';
 import { DEFAULT_PROFILES, parseProfiles, type RenderProfile } from './media/render-profile.ts';
 
 /** The parsed settings. */
@@ -26,12 +28,14 @@ export interface ThumbnailsSettings {
   maxPixels: number;
   /** Absolute directories `import:<relative path>` sources are resolved in. */
   importRoots: string[];
+  /** Longest an SVG may take to rasterize; past it the asset fails as permanent `ASSET_TOO_COMPLEX`. */
+  svgRenderBudgetMs: number;
 }
 
-const DEFAULTS = { maxUploadBytes: 50 * 1024 * 1024, maxPixels: 100_000_000 } as const;
-const FIELDS = ['profiles', 'maxUploadBytes', 'maxPixels', 'importRoots'];
+const DEFAULTS = { maxUploadBytes: 50 * 1024 * 1024, maxPixels: 100_000_000, svgRenderBudgetMs: DEFAULT_SVG_RENDER_BUDGET_MS } as const;
+const FIELDS = ['profiles', 'maxUploadBytes', 'maxPixels', 'importRoots', 'svgRenderBudgetMs'];
 
-function positiveInteger(raw: Record<string, unknown>, field: 'maxUploadBytes' | 'maxPixels', problems: string[]): number {
+function positiveInteger(raw: Record<string, unknown>, field: keyof typeof DEFAULTS, problems: string[]): number {
   const value = raw[field] ?? DEFAULTS[field];
   if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return value;
   problems.push(`${field} must be a positive integer`);
@@ -66,6 +70,7 @@ export function parseThumbnailsSettings(raw: unknown): JsonValue {
     maxUploadBytes: positiveInteger(record, 'maxUploadBytes', problems),
     maxPixels: positiveInteger(record, 'maxPixels', problems),
     importRoots: importRoots(record['importRoots'], problems),
+    svgRenderBudgetMs: positiveInteger(record, 'svgRenderBudgetMs', problems),
   };
   if (problems.length > 0) throw new ValidationError(`invalid thumbnails settings: ${problems.join('; ')}`, { details: { problems } });
   return settings as unknown as JsonValue;

@@ -83,7 +83,11 @@ export async function transform(ctx: StageContext): Promise<JsonValue> {
   const info = outputOf<AssetInfo>(ctx, 'inspect');
   const key = contentHash({ source, stage: 'transform', toolchain: TOOLCHAIN_DIGEST, profile: TRANSFORM_PROFILE, maxPixels: settings.maxPixels });
   const { value } = await ctx.cache.getOrBuild({ cache: TRANSFORM_CACHE, key, ttlMs: PRODUCT_TTL_MS, leaseMs: PRODUCT_LEASE_MS, signal: ctx.signal }, async () => {
-    const normalized = await normalizeImage(await ctx.artifacts.get(source), info, { maxPixels: settings.maxPixels });
+    const normalized = await normalizeImage(await ctx.artifacts.get(source), info, {
+      maxPixels: settings.maxPixels,
+      svgRenderBudgetMs: settings.svgRenderBudgetMs,
+      signal: ctx.signal,
+    });
     const ref = await ctx.artifacts.put(normalized.bytes, { mediaType: normalized.mediaType });
     const product: ImageProduct = { artifact: ref.ref, width: normalized.width, height: normalized.height, mediaType: normalized.mediaType };
     return { ...product };

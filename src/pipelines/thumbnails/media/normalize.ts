@@ -13,7 +13,7 @@ import { ValidationError } from '../../../index.ts';
 import { assetFailure } from './asset-failure.ts';
 import { AssetFormat } from './asset-format.ts';
 import { sniffFormat, type AssetInfo } from './sniff.ts';
-import { renderSvgAsync } from './svg-render.ts';
+import { renderSvgStoppable } from './svg-render.ts';
 
 /** Longer side of a rasterized SVG intermediate: the largest default profile, so it never upscales. */
 export const SVG_RASTER_SIDE_PX = 2048;
@@ -43,7 +43,17 @@ export interface NormalizedImage {
 export interface NormalizeLimits {
   /** Largest width x height sharp may decode (its `limitInputPixels`), and the SVG raster budget. */
   maxPixels: number;
+  /**
+   * Longest an SVG may take to rasterize; past it the render is stopped and the asset fails as
+   * permanent `ASSET_TOO_COMPLEX`. @default DEFAULT_SVG_RENDER_BUDGET_MS
+   */
+  svgRenderBudgetMs?: number;
+  /** The attempt's signal: aborting it stops an SVG render at once (no CPU spent after). */
+  signal?: AbortSignal;
 }
+
+/** Default of {@link NormalizeLimits.svgRenderBudgetMs}: well inside the transform stage's timeout. */
+export const DEFAULT_SVG_RENDER_BUDGET_MS = 30_000;
 
 let svgLoaderBlocked = false;
 
@@ -71,7 +81,7 @@ export async function normalizeImage(input: Uint8Array, info: AssetInfo, limits:
   if (sniffed.format !== info.format) {
     throw assetFailure('ASSET_UNREADABLE', `the bytes are not the inspected ${info.format}`, { reason: 'format-changed', expected: info.format, detected: sniffed.format ?? null });
   }
-  if (info.format === AssetFormat.svg) return normalizeSvg(input, limits.maxPixels);
+  if (info.format === AssetFormat.svg) return normalizeSvg(input, limits);
   blockSharpSvgLoader();
   try {
     const { data, info: out } = await sharp(input, {
@@ -92,10 +102,11 @@ export async function normalizeImage(input: Uint8Array, info: AssetInfo, limits:
 }
 
 /** SVG: sanitized and rendered with its longer side at {@link SVG_RASTER_SIDE_PX}, within the pixel budget. */
-async function normalizeSvg(input: Uint8Array, maxPixels: number): Promise<NormalizedImage> {
+async function normalizeSvg(input: Uint8Array, limits: NormalizeLimits): Promise<NormalizedImage> {
   // A square of the longer side bounds the raster from above, whatever the aspect ratio.
-  const side = Math.max(1, Math.min(SVG_RASTER_SIDE_PX, Math.floor(Math.sqrt(maxPixels))));
-  const rendered = await renderSvgAsync(input, side);
+  const side = Math.max(1, Math.min(SVG_RASTER_SIDE_PX, Math.floor(Math.sqrt(limits.maxPixels))));
+  const budgetMs = limits.svgRenderBudgetMs ?? DEFAULT_SVG_RENDER_BUDGET_MS;
+  const rendered = await renderSvgStoppable(input, side, { budgetMs, ...(limits.signal === undefined ? {} : { signal: limits.signal }) });
   return { bytes: rendered.png, width: rendered.width, height: rendered.height, mediaType: 'image/png' };
 }
 

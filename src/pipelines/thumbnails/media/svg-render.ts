@@ -11,10 +11,11 @@
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { renderAsync, Resvg, type ResvgRenderOptions } from '@resvg/resvg-js';
+import { Resvg, type ResvgRenderOptions } from '@resvg/resvg-js';
 import { ValidationError } from '../../../index.ts';
 import { assetFailure } from './asset-failure.ts';
 import { sanitizeSvg } from './svg-sanitize.ts';
+import { renderInChildProcess, type SvgRenderLimits } from './svg-process.ts';
 
 /** Largest `maxSidePx` accepted by the render functions. */
 export const SVG_MAX_SIDE_PX = 16_384;
@@ -111,16 +112,15 @@ export function renderSvg(svg: Uint8Array, maxSidePx: number): RenderedSvg {
   }
 }
 
-/** {@link renderSvg} with the rasterization on libuv's thread pool, so the event loop keeps running. */
-export async function renderSvgAsync(svg: Uint8Array, maxSidePx: number, signal?: AbortSignal): Promise<RenderedSvg> {
+/**
+ * {@link renderSvg} in a child process of its own (see svg-process.ts), so the event loop keeps
+ * running and the render can be stopped: by `limits.signal` (its reason is rethrown) or past
+ * `limits.budgetMs` (a permanent `ASSET_TOO_COMPLEX`). No CPU is spent on it once this settles.
+ */
+export async function renderSvgStoppable(svg: Uint8Array, maxSidePx: number, limits: SvgRenderLimits): Promise<RenderedSvg> {
   const clean = Buffer.from(sanitizeSvg(svg));
   const fitTo = fitLongerSide(parse(clean), maxSidePx);
-  let image;
-  try {
-    image = await renderAsync(clean, resvgOptions(fitTo), signal ?? null);
-  } catch (err) {
-    if (signal?.aborted) throw signal.reason;
-    throw renderFailure(err);
-  }
-  return { png: image.asPng(), width: image.width, height: image.height };
+  const answer = await renderInChildProcess({ svg: clean, options: resvgOptions(fitTo) }, limits);
+  if (!answer.ok) throw renderFailure(new Error(answer.message));
+  return { png: answer.png, width: answer.width, height: answer.height };
 }
