@@ -1,7 +1,7 @@
 -- jobs-commit.lua: jobs.commit, a batch of completions and failures as one atomic script.
 --
 -- Keys (P = KEYS[1]): job:<id>, jobrun, jobkey, runjobs:<runId>, run:<id>, stages:<runId>,
---   stage:<runId>:<index>, ledger:<key>, runledger:<runId>, attempts:<runId>, queues,
+--   stage:<runId>:<index>, jobs:outputs:<runId>, ledger:<key>, runledger:<runId>, attempts:<runId>, queues,
 --   prios:<queue>, ready:<queue>:<priority>, leased:<queue>, parked:<queue>, dead:<queue>,
 --   deadjobs, pub:<subjectId> (written), lock:<key> (read: its fence).
 -- ARGV[2]: JSON array of items, in order; numbers as decimal text, JSON values as JSON text:
@@ -52,6 +52,7 @@ local function complete(item, j)
   if j.kind == 'stage' then
     redis.call('HSET', stageKey, 'status', 'succeeded', 'output', item.output, 'finishedAt', nowText, 'durationMs', item.durationMs)
     redis.call('HDEL', stageKey, 'error', 'leaseOwner', 'leaseUntil')
+    redis.call('HSET', JOBS.k_outputs(j.runId), j.stage, item.output)
   else
     redis.call('HSET', stageKey, 'rollbackStatus', 'succeeded')
   end
@@ -63,15 +64,15 @@ local function complete(item, j)
   local status = run.status
   if next == nil then
     status = j.kind == 'stage' and 'succeeded' or 'failed'
-    redis.call('HSET', runKey, 'status', status, 'finishedAt', nowText)
+    redis.call('HSET', runKey, 'status', status, 'finishedAt', nowText, 'updatedAt', nowText)
     redis.call('HDEL', runKey, 'currentStage')
   elseif next.kind == 'rollback' then
     enqueueRollback(run, next)
+    redis.call('HSET', runKey, 'updatedAt', nowText)
   else
     enqueue(run, next)
-    redis.call('HSET', runKey, 'currentStage', next.stage)
+    redis.call('HSET', runKey, 'currentStage', next.stage, 'updatedAt', nowText)
   end
-  redis.call('HSET', runKey, 'updatedAt', nowText)
   -- The job's own fence (or its lock's) orders publications: a later holder of the same version wins.
   local refused = JOBS.publish(item.publish, tonumber(j.fence), now, item.lockKey, item.lockFence)
   local result = { outcome = 'committed', runStatus = status }

@@ -10,16 +10,24 @@
 --   JOBS.publish      publications by compare-and-set, fenced by the lease and the stage lock
 --   JOBS.restart      a parked or dead job ready again as a fresh start (resume, replay)
 --
+-- Key of the jobs sub-port (beside lib-keys.lua's):
+--   P..'jobs:outputs:'..runId  hash  stage -> output JSON text of the run's stage records that
+--                                    are `succeeded` (a claim's outputs in one read)
+--
 -- Invariants the moves keep
 --   * A job's index entry matches its state: ready -> ready:<queue>:<priority> (score
 --     availableAt) with its priority in prios:<queue>; leased -> leased:<queue> (score
 --     leaseUntil); parked -> parked:<queue>; dead -> dead:<queue> and deadjobs.
 --   * prios:<queue> names exactly the priorities whose ready zset is not empty.
 --   * jobkey maps an idempotency key to its one live (non-dead) job.
+--   * jobs:outputs:<runId> holds exactly the outputs of the run's succeeded stage records: set by
+--     a completion, dropped when a claim or a restart moves a record out of succeeded.
 --   * Every job id stays in 'jobrun' after the job is gone, so a holder of a deleted job is told
 --     'cancelled' (its run was cancelled or superseded) rather than 'lost'.
 
 local JOBS = {}
+
+function JOBS.k_outputs(runId) return P .. 'jobs:outputs:' .. runId end
 
 -- Stands for the run id in an enqueued job's key (the client knows the job, not its run).
 JOBS.RUN_PLACEHOLDER = '\1run\1'
@@ -207,6 +215,9 @@ function JOBS.restart(j, now)
   j.availableAt = nowText
   redis.call('HSET', k_job(j.id), 'state', 'ready', 'attempt', '0', 'availableAt', nowText)
   JOBS.index(j)
-  if j.kind == 'stage' then redis.call('HSET', JOBS.stage_key(j.runId, j.stage), 'status', 'pending') end
+  if j.kind == 'stage' then
+    redis.call('HSET', JOBS.stage_key(j.runId, j.stage), 'status', 'pending')
+    redis.call('HDEL', JOBS.k_outputs(j.runId), j.stage)
+  end
   redis.call('HSET', k_run(j.runId), 'status', 'running', 'currentStage', j.stage, 'updatedAt', nowText)
 end
