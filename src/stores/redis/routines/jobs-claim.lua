@@ -92,8 +92,8 @@ local function lease(c, request, leaseMs)
   redis.call('ZADD', k_leased(queue), j.leaseUntil, id)
 
   -- A rollback job compensates a stage that succeeded: that record's status must stay as is.
-  if j.kind == 'stage' then
-    local stageKey = JOBS.stage_key(runId, j.stage)
+  local stageKey = j.kind == 'stage' and JOBS.stage_key(runId, j.stage)
+  if stageKey then
     local s = redis.call('HMGET', stageKey, 'status', 'attempts', 'startedAt')
     redis.call('HSET', stageKey, 'status', 'running', 'attempts', int(tonumber(s[2]) + 1), 'leaseOwner', j.leaseOwner,
       'leaseUntil', j.leaseUntil, 'startedAt', s[3] or nowText)

@@ -42,18 +42,19 @@ end
 -- Enqueues a compensation and marks its stage's rollback pending.
 local function enqueueRollback(run, spec)
   enqueue(run, spec)
-  redis.call('HSET', JOBS.stage_key(run.id, spec.stage), 'rollbackStatus', 'pending')
+  local stageKey = JOBS.stage_key(run.id, spec.stage)
+  if stageKey then redis.call('HSET', stageKey, 'rollbackStatus', 'pending') end
 end
 
 local function complete(item, j)
   local run = runOf(j.runId)
   JOBS.ledger_put(j, item.output, now)
   local stageKey = JOBS.stage_key(j.runId, j.stage)
-  if j.kind == 'stage' then
+  if stageKey and j.kind == 'stage' then
     redis.call('HSET', stageKey, 'status', 'succeeded', 'output', item.output, 'finishedAt', nowText, 'durationMs', item.durationMs)
     redis.call('HDEL', stageKey, 'error', 'leaseOwner', 'leaseUntil')
     redis.call('HSET', JOBS.k_outputs(j.runId), j.stage, item.output)
-  else
+  elseif stageKey then
     redis.call('HSET', stageKey, 'rollbackStatus', 'succeeded')
   end
   -- Delete before enqueuing: the next job must not be absorbed by this one's key.
@@ -92,7 +93,7 @@ local function failItem(item, j)
   local run = runOf(j.runId)
   local runKey, jobKey = k_run(j.runId), k_job(j.id)
   local stageKey = JOBS.stage_key(j.runId, j.stage)
-  local isStage = j.kind == 'stage'
+  local isStage = stageKey ~= nil and j.kind == 'stage'
   redis.call('RPUSH', k_attempts(j.runId), attemptJson(item, j))
 
   JOBS.unindex(j)
@@ -129,7 +130,7 @@ local function failItem(item, j)
     state = 'dead'
     if isStage then
       redis.call('HSET', stageKey, 'status', action == 'fail' and 'failed' or 'dead_lettered', 'finishedAt', nowText)
-    else
+    elseif stageKey then
       redis.call('HSET', stageKey, 'rollbackStatus', 'dead_lettered')
     end
     if redis.call('HGET', k('jobkey'), j.idempotencyKey) == j.id then redis.call('HDEL', k('jobkey'), j.idempotencyKey) end

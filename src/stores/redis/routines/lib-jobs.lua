@@ -90,7 +90,9 @@ function JOBS.delete_job(j)
   redis.call('DEL', k_job(j.id))
 end
 
--- The stage record key of `stage` in run `runId` (nil when the run has no such stage).
+-- The stage record key of `stage` in run `runId`, nil when the run has no such stage: callers
+-- then skip the record's write, as an UPDATE matching no row does in the SQL stores (a Lua
+-- error after a write would leave the script half applied: Redis does not roll scripts back).
 function JOBS.stage_key(runId, stage)
   local index = redis.call('LPOS', k_stages(runId), stage)
   if not index then return nil end
@@ -215,8 +217,9 @@ function JOBS.restart(j, now)
   j.availableAt = nowText
   redis.call('HSET', k_job(j.id), 'state', 'ready', 'attempt', '0', 'availableAt', nowText)
   JOBS.index(j)
-  if j.kind == 'stage' then
-    redis.call('HSET', JOBS.stage_key(j.runId, j.stage), 'status', 'pending')
+  local stageKey = j.kind == 'stage' and JOBS.stage_key(j.runId, j.stage)
+  if stageKey then
+    redis.call('HSET', stageKey, 'status', 'pending')
     redis.call('HDEL', JOBS.k_outputs(j.runId), j.stage)
   end
   redis.call('HSET', k_run(j.runId), 'status', 'running', 'currentStage', j.stage, 'updatedAt', nowText)
