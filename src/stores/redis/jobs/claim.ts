@@ -1,6 +1,6 @@
 /**
  * `jobs.claim` of the Redis store: ONE call of routines/jobs-claim.lua for every request, with
- * a lease token for every job the requests could get.
+ * the random part of the lease tokens it hands out.
  */
 import type { JsonValue } from '../../../core/model.ts';
 import type { ClaimRequest, ClaimedJob } from '../../../core/ports/jobs.ts';
@@ -36,8 +36,10 @@ export async function claimJobs(ctx: RedisContext, requests: readonly ClaimReque
   const wanted = requests.filter((r) => r.limit > 0);
   if (wanted.length === 0) return [];
   const batch = wanted.map((r) => ({ queue: r.queue, workerId: r.workerId, limit: String(Math.floor(r.limit)), leaseMs: String(r.leaseMs) }));
-  const tokens: string[] = [];
-  for (const r of wanted) for (let i = 0; i < r.limit; i++) tokens.push(ctx.ids.token());
-  const answer = await ctx.call<ClaimAnswer[] | Record<string, never>>('jobs-claim', [JSON.stringify(batch), ...tokens]);
+  // One random token per call; the script gives each claimed job `<token>.<n>`: unique (a new
+  // random part per call), and unguessable by anyone but the claimer, who holds them all. A
+  // token per possible job would cost the client and the script `limit` random strings per
+  // queue for the few jobs a claim usually gets.
+  const answer = await ctx.call<ClaimAnswer[] | Record<string, never>>('jobs-claim', [JSON.stringify(batch), ctx.ids.token()]);
   return listOf(answer).map(claimedFrom);
 }

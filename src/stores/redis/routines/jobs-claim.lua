@@ -3,7 +3,8 @@
 -- Keys (P = KEYS[1]): paused, prios:<queue>, ready:<queue>:<priority>, leased:<queue>, job:<id>,
 --   stages:<runId>, stage:<runId>:<index>, run:<id>, ledger:<key>, meta (fence).
 -- ARGV[2]: JSON array of requests, in order: {queue, workerId, limit, leaseMs} (numbers as text).
--- ARGV[3..]: lease tokens, at least as many as the limits add up to (taken in order).
+-- ARGV[3]: a random token from the client's id generator; the n-th job this call leases gets
+--   the lease token ARGV[3]..'.'..n (unique: the random part is new for every call).
 -- Result: [{job (flat hash after the lease), run (flat hash), outputs (flat [stage, output
 --   JSON text, ...] of the run's succeeded stages), ledger (the ledger output JSON text, or
 --   false), exhausted, redelivered}], grouped in request order, each group in claim order.
@@ -22,7 +23,9 @@ local EXPIRED_WINDOW = 256
 local requests = cjson.decode(ARGV[2])
 local now = now_ms()
 local nowText = int(now)
-local nextToken = 3
+local tokenBase = ARGV[3] .. '.'
+local leased = 0
+local touched = {}
 
 -- The due jobs of `queue` in claim order, at most `limit`: {id, priority, availableAt, state}.
 local function candidates(queue, limit)
@@ -72,11 +75,17 @@ local function lease(c, request, leaseMs)
   local f = redis.call('HMGET', jobKey, 'queue', 'runId', 'stage', 'kind', 'idempotencyKey', 'attempt', 'maxAttempts')
   local queue, runId, stage, kind, key = f[1], f[2], f[3], f[4], f[5]
   local attempt = tonumber(f[6]) + 1
-  JOBS.unindex({ id = id, state = c.state, queue = queue, priority = c.priority })
+  -- Out of its index; an emptied ready zset leaves prios:<queue> once the request is served.
+  if c.state == 'ready' then
+    redis.call('ZREM', k_ready(queue, c.priority), id)
+    touched[c.priority] = true
+  else
+    redis.call('ZREM', k_leased(queue), id)
+  end
   local redelivered = c.state == 'leased'
   if redelivered then redis.call('HINCRBY', jobKey, 'redeliveries', 1) end
-  local token = ARGV[nextToken]
-  nextToken = nextToken + 1
+  leased = leased + 1
+  local token = tokenBase .. leased
   local leaseUntil = int(now + leaseMs)
   redis.call('HSET', jobKey, 'state', 'leased', 'leaseOwner', request.workerId, 'leaseToken', token,
     'fence', int(next_fence()), 'leaseUntil', leaseUntil, 'leaseMs', int(leaseMs), 'attempt', int(attempt))
@@ -108,7 +117,11 @@ for _, request in ipairs(requests) do
   local limit = tonumber(request.limit)
   if limit > 0 and redis.call('SISMEMBER', k('paused'), request.queue) == 0 then
     local leaseMs = tonumber(request.leaseMs)
+    touched = {}
     for _, c in ipairs(candidates(request.queue, limit)) do claimed[#claimed + 1] = lease(c, request, leaseMs) end
+    for priority in pairs(touched) do
+      if redis.call('EXISTS', k_ready(request.queue, priority)) == 0 then redis.call('ZREM', k_prios(request.queue), priority) end
+    end
   end
 end
 return ok(claimed)
