@@ -5,7 +5,7 @@
  * processes one at a time holds it; its fence comes from next_fence(), shared with job and
  * cache builder fences. jobs-commit reads a lock's `fence` field to fence publications.
  */
-import type { Lock, LockAcquireRequest, LockAcquireResult, LockRenewal, LockRenewStatus, LocksPort, LockStats } from '../../core/ports/locks.ts';
+import type { Lock, LockAcquireRequest, LockAcquireResult, LockReleaseStatus, LockRenewal, LockRenewStatus, LocksPort, LockStats } from '../../core/ports/locks.ts';
 import { clampLockListLimit } from '../shared/lock-listing.ts';
 import { wholeMs } from './cache.ts';
 import type { RedisContext } from './context.ts';
@@ -49,7 +49,7 @@ export function createLocksPort(ctx: RedisContext): LocksPort {
   return ctx.port<LocksPort>({
     acquire: (request) => acquireLock(ctx, request),
     renew: (renewals) => renewLocks(ctx, renewals),
-    release: (key, token) => ctx.call('locks-release', [key, token]),
+    release: (key, token) => ctx.call<LockReleaseStatus>('locks-release', [key, token]),
     get: async (key) => {
       const flat = await ctx.call<FlatHash | null>('locks-get', [key]);
       return flat === null ? null : lockFrom(key, flat);

@@ -1,6 +1,5 @@
--- lib-cache.lua: the keys and the one write helper of the `cache` sub-port (single-flight cache
--- entries). This file sorts before lib-keys.lua, so it uses only KEYS[1] (the prefix) and Redis
--- commands, never lib-keys' locals.
+-- lib-cache.lua: the keys and the writes of the `cache` sub-port (single-flight cache entries).
+-- Loaded after lib-keys.lua (see context.ts), whose locals it uses.
 --
 -- Keys (P = KEYS[1]; id = cache.."\0"..key, so byte order of ids is (cache, key) order)
 --   P..'cache:entry:'..id   hash  CacheEntry: cache, key, status, value, error (JSON text),
@@ -13,9 +12,9 @@
 --                                 (staleUntil or expiresAt) and builderUntil
 -- Invariant: an entry id is in both zsets exactly while its hash exists.
 
-local function k_cache_entry(id) return KEYS[1] .. 'cache:entry:' .. id end
-local function k_cache_entries() return KEYS[1] .. 'cache:entries' end
-local function k_cache_purge() return KEYS[1] .. 'cache:purge' end
+local function k_cache_entry(id) return P .. 'cache:entry:' .. id end
+local function k_cache_entries() return P .. 'cache:entries' end
+local function k_cache_purge() return P .. 'cache:purge' end
 
 -- Writes entry `e` (a table of text fields; false or nil = absent) as the whole hash of `id`,
 -- with its place in the listing and purge indexes.
@@ -38,7 +37,7 @@ local function cache_put(id, e)
     if builder > purge then purge = builder end
   end
   redis.call('ZADD', k_cache_entries(), 0, id)
-  redis.call('ZADD', k_cache_purge(), string.format('%.0f', purge), id)
+  redis.call('ZADD', k_cache_purge(), int(purge), id)
 end
 
 -- Removes the entry `id` and its index places.

@@ -1,5 +1,5 @@
--- lib-locks.lua: the `locks` sub-port's own key and the writes every locks script shares. Sorts
--- after lib-keys.lua, whose helpers it uses.
+-- lib-locks.lua: the `locks` sub-port's own key and the writes every locks script shares. Loaded
+-- after lib-keys.lua (see context.ts), whose helpers it uses.
 --
 -- Keys (P = KEYS[1]); with lib-keys.lua's P..'lock:'..key hash (owner, token, fence, acquiredAt,
 -- expiresAt) and P..'locks' zset (lock keys, score expiresAt):

@@ -4,4 +4,4 @@
 --   P..'request:'..scope.."\0"..key  hash  RequestRecord: scope, key, requestHash, value (JSON
 --                                          text), createdAt. Written once, never changed.
 
-local function k_request(scope, key) return KEYS[1] .. 'request:' .. scope .. '\0' .. key end
+local function k_request(scope, key) return P .. 'request:' .. scope .. '\0' .. key end

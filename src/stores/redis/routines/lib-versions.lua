@@ -3,4 +3,4 @@
 -- Keys (P = KEYS[1])
 --   P..'version:'..scope.."\0"..key  string  the counter's last value handed out (absent = 0)
 
-local function k_version(scope, key) return KEYS[1] .. 'version:' .. scope .. '\0' .. key end
+local function k_version(scope, key) return P .. 'version:' .. scope .. '\0' .. key end
