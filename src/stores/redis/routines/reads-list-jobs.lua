@@ -6,7 +6,8 @@
 -- Result: [flat Job hash, ...], oldest first.
 -- Cost: every job the most selective index gives (the run's jobs; else the queue's, or every
 --   queue's, jobs of the state; else all jobs) is read (four fields) and sorted; only the page is
---   read whole. No index orders jobs by enqueuedAt (see the report of issue 12).
+--   read whole. No index orders jobs by enqueuedAt: a zset of job ids scored by enqueuedAt
+--   (ties in id order, as this listing wants) would make an unfiltered page O(limit).
 -- Invariant: reads only.
 local queue, runId, state = opt_arg(ARGV[2]), opt_arg(ARGV[3]), opt_arg(ARGV[4])
 local limit = tonumber(ARGV[5])
