@@ -107,8 +107,8 @@ function JOBS.enqueue(run, spec, now)
   local key = spec.key
   local at = string.find(key, JOBS.RUN_PLACEHOLDER, 1, true)
   if at then key = string.sub(key, 1, at - 1) .. run.id .. string.sub(key, at + #JOBS.RUN_PLACEHOLDER) end
-  if redis.call('HEXISTS', P .. 'jobkey', key) == 1 then return nil end
   local id, queue, nowText = spec.id, spec.queue, int(now)
+  if redis.call('HSETNX', P .. 'jobkey', key, id) == 0 then return nil end
   local fields = {
     'id', id, 'runId', run.id, 'pipeline', run.pipeline, 'stage', spec.stage, 'queue', queue, 'kind', spec.kind,
     'state', 'ready', 'idempotencyKey', key, 'attempt', '0', 'maxAttempts', spec.maxAttempts,
@@ -119,7 +119,6 @@ function JOBS.enqueue(run, spec, now)
   redis.call('HSET', k_job(id), unpack(fields))
   redis.call('HSET', P .. 'jobrun', id, run.id)
   redis.call('SADD', k_runjobs(run.id), id)
-  redis.call('HSET', P .. 'jobkey', key, id)
   redis.call('SADD', P .. 'queues', queue)
   JOBS.index({ id = id, state = 'ready', queue = queue, priority = spec.priority, availableAt = nowText })
   return queue
