@@ -18,7 +18,8 @@
 --     taken first; the reaper returns the rest to ready.)
 --   * Nothing is claimed from a paused queue; a queue named twice is served twice, the second
 --     request seeing the first one's jobs as leased.
---   * Every claim takes the next fence of meta's one counter: fences only grow.
+--   * Every claim takes a fence of meta's one counter (a request's jobs take theirs in one step):
+--     fences only grow.
 
 local EXPIRED_WINDOW = 256
 local requests = cjson.decode(ARGV[2])
@@ -27,6 +28,7 @@ local nowText = int(now)
 local tokenBase = ARGV[3] .. '.'
 local leased = 0
 local touched = {}
+local fence = 0
 
 -- The due jobs of `queue` in claim order, at most `limit`: {id, priority, availableAt, state}.
 local function candidates(queue, limit)
@@ -83,7 +85,8 @@ local function lease(c, request, leaseMs)
   j.state = 'leased'
   j.leaseOwner = request.workerId
   j.leaseToken = tokenBase .. leased
-  j.fence = int(next_fence())
+  j.fence = int(fence)
+  fence = fence + 1
   j.leaseUntil = int(now + leaseMs)
   j.leaseMs = int(leaseMs)
   j.attempt = int(tonumber(j.attempt) + 1)
@@ -134,7 +137,10 @@ for _, request in ipairs(requests) do
   if limit > 0 and redis.call('SISMEMBER', k('paused'), request.queue) == 0 then
     local leaseMs = tonumber(request.leaseMs)
     touched = {}
-    for _, c in ipairs(candidates(request.queue, limit)) do claimed[#claimed + 1] = lease(c, request, leaseMs) end
+    local picked = candidates(request.queue, limit)
+    -- One counter step for the request's jobs: their fences in claim order.
+    if #picked > 0 then fence = next_fences(#picked) end
+    for _, c in ipairs(picked) do claimed[#claimed + 1] = lease(c, request, leaseMs) end
     for priority in pairs(touched) do
       if redis.call('EXISTS', k_ready(request.queue, priority)) == 0 then redis.call('ZREM', k_prios(request.queue), priority) end
     end

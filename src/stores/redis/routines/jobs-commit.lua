@@ -28,10 +28,10 @@ local now = now_ms()
 local nowText = int(now)
 local woken = {}
 
--- The run fields an enqueue needs.
-local function runOf(runId)
-  local f = redis.call('HMGET', k_run(runId), 'pipeline', 'tenant', 'traceId', 'status')
-  return { id = runId, pipeline = f[1], tenant = f[2] or nil, traceId = f[3] or nil, status = f[4] }
+-- The run fields an enqueue needs, from job `j` (a job carries its run's pipeline, tenant and
+-- trace id, which never change).
+local function runOf(j)
+  return { id = j.runId, pipeline = j.pipeline, tenant = j.tenant, traceId = j.traceId }
 end
 
 local function enqueue(run, spec)
@@ -47,7 +47,7 @@ local function enqueueRollback(run, spec)
 end
 
 local function complete(item, j)
-  local run = runOf(j.runId)
+  local run = runOf(j)
   JOBS.ledger_put(j, item.output, now)
   local stageKey = JOBS.stage_key(j.runId, j.stage)
   if stageKey and j.kind == 'stage' then
@@ -62,7 +62,7 @@ local function complete(item, j)
 
   local runKey = k_run(j.runId)
   local next = item.next
-  local status = run.status
+  local status
   if next == nil then
     status = j.kind == 'stage' and 'succeeded' or 'failed'
     redis.call('HSET', runKey, 'status', status, 'finishedAt', nowText, 'updatedAt', nowText)
@@ -70,9 +70,11 @@ local function complete(item, j)
   elseif next.kind == 'rollback' then
     enqueueRollback(run, next)
     redis.call('HSET', runKey, 'updatedAt', nowText)
+    status = redis.call('HGET', runKey, 'status')
   else
     enqueue(run, next)
     redis.call('HSET', runKey, 'currentStage', next.stage, 'updatedAt', nowText)
+    status = redis.call('HGET', runKey, 'status')
   end
   -- The job's own fence (or its lock's) orders publications: a later holder of the same version wins.
   local refused = JOBS.publish(item.publish, tonumber(j.fence), now, item.lockKey, item.lockFence)
@@ -90,7 +92,8 @@ local function attemptJson(item, j)
 end
 
 local function failItem(item, j)
-  local run = runOf(j.runId)
+  local run = runOf(j)
+  run.status = redis.call('HGET', k_run(j.runId), 'status')
   local runKey, jobKey = k_run(j.runId), k_job(j.id)
   local stageKey = JOBS.stage_key(j.runId, j.stage)
   local isStage = stageKey ~= nil and j.kind == 'stage'
