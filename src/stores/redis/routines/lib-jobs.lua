@@ -119,8 +119,9 @@ function JOBS.enqueue(run, spec, now)
   redis.call('HSET', k_job(id), unpack(fields))
   redis.call('HSET', P .. 'jobrun', id, run.id)
   redis.call('SADD', k_runjobs(run.id), id)
-  redis.call('SADD', P .. 'queues', queue)
-  JOBS.index({ id = id, state = 'ready', queue = queue, priority = spec.priority, availableAt = nowText })
+  redis.call('ZADD', k_ready(queue, spec.priority), nowText, id)
+  -- A priority already in prios:<queue> means the queue had a ready job: it is in 'queues'.
+  if redis.call('ZADD', k_prios(queue), spec.priority, spec.priority) == 1 then redis.call('SADD', P .. 'queues', queue) end
   return queue
 end
 
