@@ -1,12 +1,13 @@
 -- jobs-claim.lua: jobs.claim, claims from any number of queues as one atomic script.
 --
 -- Keys (P = KEYS[1]): paused, prios:<queue>, ready:<queue>:<priority>, leased:<queue>, job:<id>,
---   stages:<runId>, stage:<runId>:<index>, run:<id>, ledger:<key>, meta (fence).
+--   stages:<runId>, stage:<runId>:<index>, run:<id>, jobs:outputs:<runId>, ledger:<key>, meta
+--   (fence).
 -- ARGV[2]: JSON array of requests, in order: {queue, workerId, limit, leaseMs} (numbers as text).
 -- ARGV[3]: a random token from the client's id generator; the n-th job this call leases gets
 --   the lease token ARGV[3]..'.'..n (unique: the random part is new for every call).
--- Result: [{job (flat hash after the lease), run (flat hash), outputs (flat [stage, output
---   JSON text, ...] of the run's succeeded stages), ledger (the ledger output JSON text, or
+-- Result: [{job (flat hash after the lease), run (flat hash), outputs (jobs:outputs:<runId> as a
+--   flat [stage, output JSON text, ...]: the run's succeeded stages), ledger (the ledger output JSON text, or
 --   false), exhausted, redelivered}], grouped in request order, each group in claim order.
 -- Invariants:
 --   * Claim order: priority (lower first), then availableAt, then id: ready jobs come off the
@@ -54,27 +55,21 @@ local function candidates(queue, limit)
   return top
 end
 
--- Outputs of the run's succeeded stages, flat [stage, output, ...].
-local function outputsOf(runId)
-  local outputs = {}
-  local count = redis.call('LLEN', k_stages(runId))
-  for i = 0, count - 1 do
-    local f = redis.call('HMGET', k_stage(runId, i), 'status', 'stage', 'output')
-    if f[1] == 'succeeded' then
-      outputs[#outputs + 1] = f[2]
-      outputs[#outputs + 1] = f[3] or 'null'
-    end
+-- `flat` (an HGETALL array) with `field` set to `value`.
+local function patch(flat, field, value)
+  for i = 1, #flat, 2 do
+    if flat[i] == field then flat[i + 1] = value; return end
   end
-  return outputs
+  flat[#flat + 1] = field
+  flat[#flat + 1] = value
 end
 
 -- Leases candidate `c` to `request`; returns the claimed job's answer.
 local function lease(c, request, leaseMs)
   local id = c.id
   local jobKey = k_job(id)
-  local f = redis.call('HMGET', jobKey, 'queue', 'runId', 'stage', 'kind', 'idempotencyKey', 'attempt', 'maxAttempts')
-  local queue, runId, stage, kind, key = f[1], f[2], f[3], f[4], f[5]
-  local attempt = tonumber(f[6]) + 1
+  local j = hgetall(jobKey)
+  local queue, runId = j.queue, j.runId
   -- Out of its index; an emptied ready zset leaves prios:<queue> once the request is served.
   if c.state == 'ready' then
     redis.call('ZREM', k_ready(queue, c.priority), id)
@@ -83,31 +78,52 @@ local function lease(c, request, leaseMs)
     redis.call('ZREM', k_leased(queue), id)
   end
   local redelivered = c.state == 'leased'
-  if redelivered then redis.call('HINCRBY', jobKey, 'redeliveries', 1) end
+  if redelivered then j.redeliveries = int(tonumber(j.redeliveries) + 1) end
   leased = leased + 1
-  local token = tokenBase .. leased
-  local leaseUntil = int(now + leaseMs)
-  redis.call('HSET', jobKey, 'state', 'leased', 'leaseOwner', request.workerId, 'leaseToken', token,
-    'fence', int(next_fence()), 'leaseUntil', leaseUntil, 'leaseMs', int(leaseMs), 'attempt', int(attempt))
-  JOBS.index({ id = id, state = 'leased', queue = queue, leaseUntil = leaseUntil })
+  j.state = 'leased'
+  j.leaseOwner = request.workerId
+  j.leaseToken = tokenBase .. leased
+  j.fence = int(next_fence())
+  j.leaseUntil = int(now + leaseMs)
+  j.leaseMs = int(leaseMs)
+  j.attempt = int(tonumber(j.attempt) + 1)
+  redis.call('HSET', jobKey, 'state', 'leased', 'leaseOwner', j.leaseOwner, 'leaseToken', j.leaseToken, 'fence', j.fence,
+    'leaseUntil', j.leaseUntil, 'leaseMs', j.leaseMs, 'attempt', j.attempt, 'redeliveries', j.redeliveries)
+  redis.call('ZADD', k_leased(queue), j.leaseUntil, id)
 
   -- A rollback job compensates a stage that succeeded: that record's status must stay as is.
-  if kind == 'stage' then
-    local stageKey = JOBS.stage_key(runId, stage)
-    redis.call('HSET', stageKey, 'status', 'running', 'leaseOwner', request.workerId, 'leaseUntil', leaseUntil)
-    redis.call('HINCRBY', stageKey, 'attempts', 1)
-    redis.call('HSETNX', stageKey, 'startedAt', nowText)
+  local stageKey = j.kind == 'stage' and JOBS.stage_key(runId, j.stage)
+  if stageKey then
+    local s = redis.call('HMGET', stageKey, 'status', 'attempts', 'startedAt')
+    redis.call('HSET', stageKey, 'status', 'running', 'attempts', int(tonumber(s[2]) + 1), 'leaseOwner', j.leaseOwner,
+      'leaseUntil', j.leaseUntil, 'startedAt', s[3] or nowText)
+    -- A duplicate of a stage that succeeded: running again, so no longer among the outputs.
+    if s[1] == 'succeeded' then redis.call('HDEL', JOBS.k_outputs(runId), j.stage) end
   end
   local runKey = k_run(runId)
-  if redis.call('HGET', runKey, 'status') == 'queued' then
-    redis.call('HSET', runKey, 'status', 'running', 'updatedAt', nowText)
+  local run = redis.call('HGETALL', runKey)
+  -- Only a run's first claim finds it queued.
+  for i = 1, #run, 2 do
+    if run[i] == 'status' then
+      if run[i + 1] == 'queued' then
+        redis.call('HSET', runKey, 'status', 'running', 'updatedAt', nowText)
+        run[i + 1] = 'running'
+        patch(run, 'updatedAt', nowText)
+      end
+      break
+    end
+  end
+  local job = {}
+  for field, value in pairs(j) do
+    job[#job + 1] = field
+    job[#job + 1] = value
   end
   return {
-    job = redis.call('HGETALL', jobKey),
-    run = redis.call('HGETALL', runKey),
-    outputs = outputsOf(runId),
-    ledger = redis.call('HGET', k_ledger(key), 'output'),
-    exhausted = attempt > tonumber(f[7]),
+    job = job,
+    run = run,
+    outputs = redis.call('HGETALL', JOBS.k_outputs(runId)),
+    ledger = redis.call('HGET', k_ledger(j.idempotencyKey), 'output'),
+    exhausted = tonumber(j.attempt) > tonumber(j.maxAttempts),
     redelivered = redelivered,
   }
 end

@@ -1,7 +1,7 @@
 -- jobs-commit.lua: jobs.commit, a batch of completions and failures as one atomic script.
 --
 -- Keys (P = KEYS[1]): job:<id>, jobrun, jobkey, runjobs:<runId>, run:<id>, stages:<runId>,
---   stage:<runId>:<index>, ledger:<key>, runledger:<runId>, attempts:<runId>, queues,
+--   stage:<runId>:<index>, jobs:outputs:<runId>, ledger:<key>, runledger:<runId>, attempts:<runId>, queues,
 --   prios:<queue>, ready:<queue>:<priority>, leased:<queue>, parked:<queue>, dead:<queue>,
 --   deadjobs, pub:<subjectId> (written), lock:<key> (read: its fence).
 -- ARGV[2]: JSON array of items, in order; numbers as decimal text, JSON values as JSON text:
@@ -42,17 +42,19 @@ end
 -- Enqueues a compensation and marks its stage's rollback pending.
 local function enqueueRollback(run, spec)
   enqueue(run, spec)
-  redis.call('HSET', JOBS.stage_key(run.id, spec.stage), 'rollbackStatus', 'pending')
+  local stageKey = JOBS.stage_key(run.id, spec.stage)
+  if stageKey then redis.call('HSET', stageKey, 'rollbackStatus', 'pending') end
 end
 
 local function complete(item, j)
   local run = runOf(j.runId)
   JOBS.ledger_put(j, item.output, now)
   local stageKey = JOBS.stage_key(j.runId, j.stage)
-  if j.kind == 'stage' then
+  if stageKey and j.kind == 'stage' then
     redis.call('HSET', stageKey, 'status', 'succeeded', 'output', item.output, 'finishedAt', nowText, 'durationMs', item.durationMs)
     redis.call('HDEL', stageKey, 'error', 'leaseOwner', 'leaseUntil')
-  else
+    redis.call('HSET', JOBS.k_outputs(j.runId), j.stage, item.output)
+  elseif stageKey then
     redis.call('HSET', stageKey, 'rollbackStatus', 'succeeded')
   end
   -- Delete before enqueuing: the next job must not be absorbed by this one's key.
@@ -63,15 +65,15 @@ local function complete(item, j)
   local status = run.status
   if next == nil then
     status = j.kind == 'stage' and 'succeeded' or 'failed'
-    redis.call('HSET', runKey, 'status', status, 'finishedAt', nowText)
+    redis.call('HSET', runKey, 'status', status, 'finishedAt', nowText, 'updatedAt', nowText)
     redis.call('HDEL', runKey, 'currentStage')
   elseif next.kind == 'rollback' then
     enqueueRollback(run, next)
+    redis.call('HSET', runKey, 'updatedAt', nowText)
   else
     enqueue(run, next)
-    redis.call('HSET', runKey, 'currentStage', next.stage)
+    redis.call('HSET', runKey, 'currentStage', next.stage, 'updatedAt', nowText)
   end
-  redis.call('HSET', runKey, 'updatedAt', nowText)
   -- The job's own fence (or its lock's) orders publications: a later holder of the same version wins.
   local refused = JOBS.publish(item.publish, tonumber(j.fence), now, item.lockKey, item.lockFence)
   local result = { outcome = 'committed', runStatus = status }
@@ -91,7 +93,7 @@ local function failItem(item, j)
   local run = runOf(j.runId)
   local runKey, jobKey = k_run(j.runId), k_job(j.id)
   local stageKey = JOBS.stage_key(j.runId, j.stage)
-  local isStage = j.kind == 'stage'
+  local isStage = stageKey ~= nil and j.kind == 'stage'
   redis.call('RPUSH', k_attempts(j.runId), attemptJson(item, j))
 
   JOBS.unindex(j)
@@ -128,7 +130,7 @@ local function failItem(item, j)
     state = 'dead'
     if isStage then
       redis.call('HSET', stageKey, 'status', action == 'fail' and 'failed' or 'dead_lettered', 'finishedAt', nowText)
-    else
+    elseif stageKey then
       redis.call('HSET', stageKey, 'rollbackStatus', 'dead_lettered')
     end
     if redis.call('HGET', k('jobkey'), j.idempotencyKey) == j.id then redis.call('HDEL', k('jobkey'), j.idempotencyKey) end

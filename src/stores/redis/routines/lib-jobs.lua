@@ -10,16 +10,24 @@
 --   JOBS.publish      publications by compare-and-set, fenced by the lease and the stage lock
 --   JOBS.restart      a parked or dead job ready again as a fresh start (resume, replay)
 --
+-- Key of the jobs sub-port (beside lib-keys.lua's):
+--   P..'jobs:outputs:'..runId  hash  stage -> output JSON text of the run's stage records that
+--                                    are `succeeded` (a claim's outputs in one read)
+--
 -- Invariants the moves keep
 --   * A job's index entry matches its state: ready -> ready:<queue>:<priority> (score
 --     availableAt) with its priority in prios:<queue>; leased -> leased:<queue> (score
 --     leaseUntil); parked -> parked:<queue>; dead -> dead:<queue> and deadjobs.
 --   * prios:<queue> names exactly the priorities whose ready zset is not empty.
 --   * jobkey maps an idempotency key to its one live (non-dead) job.
+--   * jobs:outputs:<runId> holds exactly the outputs of the run's succeeded stage records: set by
+--     a completion, dropped when a claim or a restart moves a record out of succeeded.
 --   * Every job id stays in 'jobrun' after the job is gone, so a holder of a deleted job is told
 --     'cancelled' (its run was cancelled or superseded) rather than 'lost'.
 
 local JOBS = {}
+
+function JOBS.k_outputs(runId) return P .. 'jobs:outputs:' .. runId end
 
 -- Stands for the run id in an enqueued job's key (the client knows the job, not its run).
 JOBS.RUN_PLACEHOLDER = '\1run\1'
@@ -82,7 +90,9 @@ function JOBS.delete_job(j)
   redis.call('DEL', k_job(j.id))
 end
 
--- The stage record key of `stage` in run `runId` (nil when the run has no such stage).
+-- The stage record key of `stage` in run `runId`, nil when the run has no such stage: callers
+-- then skip the record's write, as an UPDATE matching no row does in the SQL stores (a Lua
+-- error after a write would leave the script half applied: Redis does not roll scripts back).
 function JOBS.stage_key(runId, stage)
   local index = redis.call('LPOS', k_stages(runId), stage)
   if not index then return nil end
@@ -97,8 +107,8 @@ function JOBS.enqueue(run, spec, now)
   local key = spec.key
   local at = string.find(key, JOBS.RUN_PLACEHOLDER, 1, true)
   if at then key = string.sub(key, 1, at - 1) .. run.id .. string.sub(key, at + #JOBS.RUN_PLACEHOLDER) end
-  if redis.call('HEXISTS', P .. 'jobkey', key) == 1 then return nil end
   local id, queue, nowText = spec.id, spec.queue, int(now)
+  if redis.call('HSETNX', P .. 'jobkey', key, id) == 0 then return nil end
   local fields = {
     'id', id, 'runId', run.id, 'pipeline', run.pipeline, 'stage', spec.stage, 'queue', queue, 'kind', spec.kind,
     'state', 'ready', 'idempotencyKey', key, 'attempt', '0', 'maxAttempts', spec.maxAttempts,
@@ -109,7 +119,6 @@ function JOBS.enqueue(run, spec, now)
   redis.call('HSET', k_job(id), unpack(fields))
   redis.call('HSET', P .. 'jobrun', id, run.id)
   redis.call('SADD', k_runjobs(run.id), id)
-  redis.call('HSET', P .. 'jobkey', key, id)
   redis.call('SADD', P .. 'queues', queue)
   JOBS.index({ id = id, state = 'ready', queue = queue, priority = spec.priority, availableAt = nowText })
   return queue
@@ -207,6 +216,10 @@ function JOBS.restart(j, now)
   j.availableAt = nowText
   redis.call('HSET', k_job(j.id), 'state', 'ready', 'attempt', '0', 'availableAt', nowText)
   JOBS.index(j)
-  if j.kind == 'stage' then redis.call('HSET', JOBS.stage_key(j.runId, j.stage), 'status', 'pending') end
+  local stageKey = j.kind == 'stage' and JOBS.stage_key(j.runId, j.stage)
+  if stageKey then
+    redis.call('HSET', stageKey, 'status', 'pending')
+    redis.call('HDEL', JOBS.k_outputs(j.runId), j.stage)
+  end
   redis.call('HSET', k_run(j.runId), 'status', 'running', 'currentStage', j.stage, 'updatedAt', nowText)
 end
