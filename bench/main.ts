@@ -17,7 +17,8 @@
  *            appendfsync everysec, or KILN_REDIS_URL; the settings are printed): pre-filled no-op
  *            jobs/s and 5-stage chains/s, the ratios, and commands/script time/CPU per item.
  *            Flags: --jobs N (default 5000), --chains N (default 1000), --concurrency C (default 10),
- *            --only kiln-redis,bullmq, --scenario noop,chains, --submit single|bulk, --cpu-prof.
+ *            --only kiln-redis,kiln-redis-prefetch,bullmq, --scenario noop,chains, --submit single|bulk,
+ *            --cpu-prof, --repeat N (alternating rounds, the median one reported).
  *            Writes bench/results/engine-redis-<timestamp>.json.
  *   qr       (a) raw renders/s (kiln's renderer, node-qrcode) vs uncached renders/s through a real
  *            `kiln serve` over HTTP, (b) cached GET /v1/qr/:hash vs a fastify hello-world (autocannon).
@@ -46,8 +47,9 @@ const USAGE = [
   '       npm run bench -- engine --store postgres [--jobs 5000] [--chains 1000] [--concurrency 10]',
   '                               [--only kiln,kiln-prefetch,graphile-default,graphile-batched,pg-boss] [--scenario noop,chains]',
   '                               [--cpu-prof] [--submit single|bulk]',
-  '       npm run bench -- engine --store redis [--jobs 5000] [--chains 1000] [--concurrency 10] [--only kiln-redis,bullmq]',
-  '                               [--scenario noop,chains] [--submit single|bulk] [--cpu-prof]',
+  '       npm run bench -- engine --store redis [--jobs 5000] [--chains 1000] [--concurrency 10]',
+  '                               [--only kiln-redis,kiln-redis-prefetch,bullmq] [--scenario noop,chains] [--submit single|bulk]',
+  '                               [--cpu-prof] [--repeat N]',
   '       npm run bench -- qr [--connections 32] [--duration 10] [--warmup 3] [--log-level warn] [--cpu-prof]',
   '       npm run bench -- dashboard [--runs 100000] [--requests 200] [--store sqlite|postgres]',
 ].join('\n');

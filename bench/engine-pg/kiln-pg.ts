@@ -6,18 +6,13 @@
 import pg from 'pg';
 import { createPostgresStore } from '../../src/stores/postgres/index.ts';
 import { emitResultLine } from '../engine/engine-result.ts';
-import { runKilnChild, stageCountOf } from './kiln-scenarios.ts';
+import { prefetchLikeBatched, runKilnChild } from './kiln-scenarios.ts';
 import { benchSchemaName, parsePgChildArgs, type PgChildArgs } from './pg-child-args.ts';
 import { measurePhase, type PgBenchResult } from './pg-bench-result.ts';
 
-const LOCAL_QUEUE_SIZE = 500;
-
-/**
- * `kiln-prefetch` holds as many jobs as graphile-worker's batched preset (a local queue of 500):
- * 500 across the pipeline's stages, `concurrency` of them running per stage. `kiln` uses defaults.
- */
+/** `kiln-prefetch` holds as many jobs as graphile-worker's batched preset; `kiln` uses defaults. */
 function prefetchFor(args: PgChildArgs): number {
-  return args.system === 'kiln-prefetch' ? Math.max(0, Math.floor(LOCAL_QUEUE_SIZE / stageCountOf(args.scenario)) - args.concurrency) : 0;
+  return args.system === 'kiln-prefetch' ? prefetchLikeBatched(args.scenario, args.concurrency) : 0;
 }
 
 async function dropSchema(connectionString: string, schema: string): Promise<void> {

@@ -55,6 +55,17 @@ interface KilnSession {
   failures(): number;
 }
 
+/** graphile-worker's batched preset holds a local queue of this many jobs (see graphile-worker.ts). */
+const LOCAL_QUEUE_SIZE = 500;
+
+/**
+ * The stage prefetch that makes kiln hold as many jobs as graphile-worker's batched preset: 500
+ * across the pipeline's stages, `concurrency` of them running per stage (the `-prefetch` systems).
+ */
+export function prefetchLikeBatched(scenario: PgScenario, concurrency: number): number {
+  return Math.max(0, Math.floor(LOCAL_QUEUE_SIZE / stageCountOf(scenario)) - concurrency);
+}
+
 /** Stages of the scenario's pipeline. */
 export function stageCountOf(scenario: PgScenario): number {
   return scenario === PgScenario.Noop ? 1 : CHAIN_STAGE_COUNT;

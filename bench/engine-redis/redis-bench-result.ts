@@ -12,7 +12,7 @@ import { startRssSampler } from '../engine/rss-sampler.ts';
 import { startCommandCount } from './command-counter.ts';
 
 /** Every system the suite knows, in run order. */
-export const REDIS_SYSTEMS = ['kiln-redis', 'bullmq'] as const;
+export const REDIS_SYSTEMS = ['kiln-redis', 'kiln-redis-prefetch', 'bullmq'] as const;
 export type RedisSystem = (typeof REDIS_SYSTEMS)[number];
 
 /** One command's share of the phase. */

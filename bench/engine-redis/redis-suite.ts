@@ -41,9 +41,17 @@ export interface RedisReport {
   chains: number;
   concurrency: number;
   submit: SubmitMode;
+  /** Rounds run; `results` holds every round's rows, the tables and ratios use the median round. */
+  repeat: number;
   results: (RedisBenchResult | RedisSkipped)[];
-  /** kiln-redis items/s divided by BullMQ's, per scenario, when both ran. */
-  ratios: { noop?: number; chains?: number };
+  /** The median round's items/s of a kiln system divided by BullMQ's, per scenario, when both ran. */
+  ratios: { noop: KilnRatios; chains: KilnRatios };
+}
+
+/** kiln's items/s over BullMQ's in one scenario. */
+export interface KilnRatios {
+  kilnRedis?: number;
+  kilnRedisPrefetch?: number;
 }
 
 const CHILD_TIMEOUT_MS = 170_000;
@@ -84,7 +92,7 @@ async function runOne(url: string, admin: Redis, args: RedisEngineArgs, system: 
     const result = (await runResultChild({
       script: childScript(system),
       args: ['--system', system, '--scenario', scenario, '--count', String(count), '--concurrency', String(args.concurrency), '--submit', args.submit],
-      env: { [REDIS_URL_ENV]: url, ...(args.cpuProf && system === 'kiln-redis' ? { KILN_BENCH_CPU_PROF_DIR: PROFILE_DIR } : {}) },
+      env: { [REDIS_URL_ENV]: url, ...(args.cpuProf && system !== 'bullmq' ? { KILN_BENCH_CPU_PROF_DIR: PROFILE_DIR } : {}) },
       timeoutMs: CHILD_TIMEOUT_MS,
       label: `${system} ${scenario}`,
     })) as RedisBenchResult;
@@ -96,11 +104,29 @@ async function runOne(url: string, admin: Redis, args: RedisEngineArgs, system: 
   }
 }
 
-function ratioOf(results: RedisReport['results'], scenario: PgScenario): number | undefined {
-  const ok = results.filter((r): r is RedisBenchResult => !('skipped' in r) && r.scenario === scenario);
-  const kiln = ok.find((r) => r.system === 'kiln-redis');
-  const bull = ok.find((r) => r.system === 'bullmq');
-  return kiln && bull ? Math.round((kiln.itemsPerSec / bull.itemsPerSec) * 100) / 100 : undefined;
+function isResult(r: RedisBenchResult | RedisSkipped): r is RedisBenchResult {
+  return !('skipped' in r);
+}
+
+/** The round with the median items/s of `system` in `scenario` (the lower middle for an even count). */
+function medianOf(results: RedisReport['results'], scenario: PgScenario, system: RedisSystem): RedisBenchResult | undefined {
+  const runs = results.filter(isResult).filter((r) => r.scenario === scenario && r.system === system);
+  return runs.sort((a, b) => a.itemsPerSec - b.itemsPerSec)[Math.floor((runs.length - 1) / 2)];
+}
+
+function ratiosOf(results: RedisReport['results'], scenario: PgScenario): KilnRatios {
+  const bull = medianOf(results, scenario, 'bullmq');
+  const over = (system: RedisSystem): number | undefined => {
+    const kiln = medianOf(results, scenario, system);
+    return kiln && bull ? Math.round((kiln.itemsPerSec / bull.itemsPerSec) * 100) / 100 : undefined;
+  };
+  return { kilnRedis: over('kiln-redis'), kilnRedisPrefetch: over('kiln-redis-prefetch') };
+}
+
+/** The rows of the tables: the median round of each system, or why it has none. */
+function medianRows(report: RedisReport, scenario: PgScenario): (RedisBenchResult | RedisSkipped)[] {
+  const systems = [...new Set(report.results.filter((r) => r.scenario === scenario).map((r) => r.system))];
+  return systems.map((system) => medianOf(report.results, scenario, system) ?? report.results.find((r) => r.scenario === scenario && r.system === system)!);
 }
 
 /** One table per scenario: throughput, then where the time went per item. */
@@ -143,11 +169,28 @@ export function formatRedisTable(scenario: PgScenario, rows: readonly (RedisBenc
 
 function formatRatios(ratios: RedisReport['ratios']): string {
   const lines: string[] = [];
-  if (ratios.noop !== undefined) lines.push(`no-op   kiln-redis / bullmq: ${ratios.noop.toFixed(2)}x jobs/s`);
-  if (ratios.chains !== undefined) {
-    lines.push(`chains  kiln-redis / bullmq: ${ratios.chains.toFixed(2)}x chains/s (target >= ${CHAINS_TARGET}x: ${ratios.chains >= CHAINS_TARGET ? 'met' : 'NOT met'})`);
-  }
+  const line = (label: string, value: number | undefined, target?: number): void => {
+    if (value === undefined) return;
+    lines.push(`${label}: ${value.toFixed(2)}x${target === undefined ? '' : ` (target >= ${target}x: ${value >= target ? 'met' : 'NOT met'})`}`);
+  };
+  line('no-op   kiln-redis / bullmq', ratios.noop.kilnRedis);
+  line('chains  kiln-redis / bullmq', ratios.chains.kilnRedis, CHAINS_TARGET);
+  line('no-op   kiln-redis-prefetch / bullmq', ratios.noop.kilnRedisPrefetch);
+  line('chains  kiln-redis-prefetch / bullmq', ratios.chains.kilnRedisPrefetch, CHAINS_TARGET);
   return lines.join('\n');
+}
+
+/** Every round's items/s per system, to show the spread the median hides. */
+function formatRounds(report: RedisReport): string {
+  if (report.repeat === 1) return '';
+  const lines: string[] = [];
+  for (const scenario of [PgScenario.Noop, PgScenario.Chains]) {
+    for (const system of new Set(report.results.filter((r) => r.scenario === scenario).map((r) => r.system))) {
+      const runs = report.results.filter(isResult).filter((r) => r.scenario === scenario && r.system === system);
+      lines.push(`${scenario} ${system}: ${runs.map((r) => r.itemsPerSec.toFixed(0)).join(', ')}`);
+    }
+  }
+  return `every round (items/s):\n${lines.join('\n')}`;
 }
 
 function formatCommands(results: RedisReport['results']): string {
@@ -165,12 +208,14 @@ function formatCommands(results: RedisReport['results']): string {
 
 function printReport(report: RedisReport): void {
   for (const scenario of [PgScenario.Noop, PgScenario.Chains]) {
-    const rows = report.results.filter((r) => r.scenario === scenario);
+    const rows = medianRows(report, scenario);
     if (rows.length > 0) console.log(`\n${formatRedisTable(scenario, rows)}`);
   }
   const ratios = formatRatios(report.ratios);
   if (ratios) console.log(`\n${ratios}`);
-  console.log(`\n${formatCommands(report.results)}`);
+  const rounds = formatRounds(report);
+  if (rounds) console.log(`\n${rounds}`);
+  console.log(`\n${formatCommands([PgScenario.Noop, PgScenario.Chains].flatMap((scenario) => medianRows(report, scenario)))}`);
   for (const r of report.results) {
     const profile = 'skipped' in r ? undefined : r.extra['cpuProfile'];
     if (profile) console.log(`\n${formatHotspots(`${r.system} ${r.scenario}`, profile)}`);
@@ -191,13 +236,16 @@ export async function runRedisSuite(args: RedisEngineArgs): Promise<{ report: Re
     const info = await describeServer(admin);
     const s = info.settings;
     console.log(`engine --store redis: ${args.jobs} no-op jobs, ${args.chains} 5-stage chains, concurrency ${args.concurrency} per queue`);
-    console.log(`submit: ${args.submit}`);
+    console.log(`submit: ${args.submit}${args.repeat > 1 ? `, ${args.repeat} rounds (tables: the median round)` : ''}`);
     console.log(
       `server (both systems): ${external ? 'KILN_REDIS_URL' : 'private redis-server'}, Redis ${info.version}, appendonly ${s['appendonly']}, appendfsync ${s['appendfsync']}, save "${s['save']}", maxmemory-policy ${s['maxmemory-policy']}`,
     );
     const results: RedisReport['results'] = [];
-    for (const scenario of args.scenarios) {
-      for (const system of args.systems) results.push(await runOne(server.url, admin, args, system, scenario));
+    for (let round = 1; round <= args.repeat; round++) {
+      if (args.repeat > 1) console.log(`round ${round} of ${args.repeat}`);
+      for (const scenario of args.scenarios) {
+        for (const system of args.systems) results.push(await runOne(server.url, admin, args, system, scenario));
+      }
     }
     const report: RedisReport = {
       suite: 'engine-redis',
@@ -208,8 +256,9 @@ export async function runRedisSuite(args: RedisEngineArgs): Promise<{ report: Re
       chains: args.chains,
       concurrency: args.concurrency,
       submit: args.submit,
+      repeat: args.repeat,
       results,
-      ratios: { noop: ratioOf(results, PgScenario.Noop), chains: ratioOf(results, PgScenario.Chains) },
+      ratios: { noop: ratiosOf(results, PgScenario.Noop), chains: ratiosOf(results, PgScenario.Chains) },
     };
     printReport(report);
     mkdirSync(RESULTS_DIR, { recursive: true });
