@@ -2,8 +2,9 @@
  * The deterministic simulation of the worker protocol (test/support/simulation/): thousands of
  * seeded schedules of claims, heartbeats, expiries, commits, crashes and operator actions on the
  * memory store with a fake clock, every invariant checked after each step, must all pass; and a
- * store whose commit fence is broken on purpose (test-only variants) must be caught, naming the
- * invariant, and its failing seed must replay exactly.
+ * store whose commit is broken on purpose (test-only variants: the fence's token check skipped,
+ * its expiry check skipped, the ledger entry not written) must be caught, naming the invariant,
+ * and its failing seed must replay exactly.
  *
  * `SIM_SEED=<n>` replays one schedule (the failure message prints the seed and the step),
  * `SIM_SCHEDULES=<n>` runs that many; `npm run sim` runs many more.
@@ -32,13 +33,18 @@ describe('worker-protocol simulation', () => {
     }
   });
 
-  for (const variant of ['commit-ignores-token', 'commit-ignores-expiry'] as const) {
-    it(`catches a store whose commit fence is broken (${variant}), and its seed replays exactly`, async (t) => {
+  const broken = [
+    ['commit-ignores-token', Invariant.FENCE_STALE_COMMIT_ACCEPTED],
+    ['commit-ignores-expiry', Invariant.FENCE_STALE_COMMIT_ACCEPTED],
+    ['commit-forgets-ledger', 'verify:LEDGER_ENTRY_MISSING'],
+  ] as const;
+  for (const [variant, invariant] of broken) {
+    it(`catches a store whose commit is broken (${variant}) as ${invariant}, and its seed replays exactly`, async (t) => {
       const found = await firstFailure(variant, 1, CATCH_WITHIN);
       assert.ok(found, `the ${variant} store passed ${CATCH_WITHIN} schedules`);
       const { failure, schedules } = found;
       t.diagnostic(`caught after ${schedules} schedule(s): seed ${failure.seed}, step ${failure.step}, ${failure.invariant}`);
-      assert.equal(failure.invariant, Invariant.FENCE_STALE_COMMIT_ACCEPTED);
+      assert.equal(failure.invariant, invariant);
       assert.match(failure.message, new RegExp(`seed ${failure.seed} .* at step ${failure.step}: `));
       assert.match(failure.message, new RegExp(`SIM_VARIANT=${variant} SIM_SEED=${failure.seed} `));
 

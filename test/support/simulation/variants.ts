@@ -5,20 +5,22 @@
  */
 import type { Clock } from '../../../src/core/clock.ts';
 import type { IdGenerator } from '../../../src/core/ids.ts';
+import type { Job } from '../../../src/core/model.ts';
 import type { LeaseRef } from '../../../src/core/ports/jobs.ts';
 import type { Store } from '../../../src/core/ports/store.ts';
 import { createContext, type MemoryContext } from '../../../src/stores/memory/context.ts';
 import { commit } from '../../../src/stores/memory/jobs/commit.ts';
-import type { LeaseCheck, MemoryState } from '../../../src/stores/memory/state.ts';
+import type { MemoryState } from '../../../src/stores/memory/state.ts';
 import { buildMemoryStoreOn } from '../../../src/stores/memory/store.ts';
 
 /**
- * Which store a schedule drives: `correct`, the memory store as shipped; broken on purpose,
- * `commit-ignores-token` (commits skip the token comparison of the fence: any token of a leased
- * job commits) and `commit-ignores-expiry` (commits skip its expiry: an expired lease nobody took
- * over still commits).
+ * Which store a schedule drives: `correct`, the memory store as shipped; broken on purpose (each
+ * names what its commit gets wrong): `commit-ignores-token` skips the token comparison of the
+ * fence (any token of a leased job commits), `commit-ignores-expiry` skips its expiry (an expired
+ * lease nobody took over still commits), `commit-forgets-ledger` writes no ledger entry for a
+ * completion (what `kiln verify`'s ledger check is for).
  */
-export const STORE_VARIANTS = ['correct', 'commit-ignores-token', 'commit-ignores-expiry'] as const;
+export const STORE_VARIANTS = ['correct', 'commit-ignores-token', 'commit-ignores-expiry', 'commit-forgets-ledger'] as const;
 export type StoreVariant = (typeof STORE_VARIANTS)[number];
 
 /** A store under simulation and the context whose state the checks read. */
@@ -27,20 +29,39 @@ export interface SimStore {
   store: Store;
 }
 
+type CommitItems = Parameters<Store['jobs']['commit']>[0];
+type CommitBody = (state: MemoryState, items: CommitItems) => ReturnType<typeof commit>;
+
 /**
- * The state's own lease check with one of its conditions skipped: the presented lease of a
- * leased job is doctored (its token replaced by the current one, or its time put before expiry)
- * before the honest check sees it.
+ * The shipped commit with the state's own lease check doctored for its duration: the presented
+ * lease of a leased job is changed (`doctor`) before the honest check sees it.
  */
-function flawedLeaseCheck(state: MemoryState, flaw: Exclude<StoreVariant, 'correct'>): (lease: LeaseRef, now: number) => LeaseCheck {
-  const honest = state.checkLease.bind(state);
-  return (lease, now) => {
-    const job = state.jobs.get(lease.jobId);
-    if (job?.state !== 'leased') return honest(lease, now);
-    if (flaw === 'commit-ignores-token') return honest({ jobId: lease.jobId, token: job.leaseToken ?? lease.token }, now);
-    return honest(lease, Math.min(now, (job.leaseUntil ?? 0) - 1));
+function commitWithLeaseCheck(doctor: (lease: LeaseRef, now: number, job: Job) => [LeaseRef, number]): CommitBody {
+  return (state, items) => {
+    const shipped = state.checkLease;
+    state.checkLease = (lease, now) => {
+      const job = state.jobs.get(lease.jobId);
+      return job?.state === 'leased' ? shipped.call(state, ...doctor(lease, now, job)) : shipped.call(state, lease, now);
+    };
+    try {
+      return commit(state, items);
+    } finally {
+      state.checkLease = shipped;
+    }
   };
 }
+
+/** The commit of each broken variant. */
+const BROKEN_COMMITS: Record<Exclude<StoreVariant, 'correct'>, CommitBody> = {
+  'commit-ignores-token': commitWithLeaseCheck((lease, now, job) => [{ jobId: lease.jobId, token: job.leaseToken ?? lease.token }, now]),
+  'commit-ignores-expiry': commitWithLeaseCheck((lease, now, job) => [lease, Math.min(now, (job.leaseUntil ?? 0) - 1)]),
+  'commit-forgets-ledger': (state, items) => {
+    const kept = new Set(state.ledger.keys());
+    const results = commit(state, items);
+    for (const key of [...state.ledger.keys()]) if (!kept.has(key)) state.ledger.delete(key);
+    return results;
+  },
+};
 
 /** Opens the store of `variant` on `clock` and `ids`, migrated. */
 export async function openSimStore(variant: StoreVariant, clock: Clock, ids: IdGenerator): Promise<SimStore> {
@@ -48,16 +69,7 @@ export async function openSimStore(variant: StoreVariant, clock: Clock, ids: IdG
   const honest = buildMemoryStoreOn(ctx);
   await honest.migrate();
   if (variant === 'correct') return { ctx, store: honest };
-  const { state } = ctx;
-  const flawed = flawedLeaseCheck(state, variant);
-  const brokenCommit = ctx.atomic((items: Parameters<Store['jobs']['commit']>[0]) => {
-    const shipped = state.checkLease;
-    state.checkLease = flawed;
-    try {
-      return commit(state, items);
-    } finally {
-      state.checkLease = shipped;
-    }
-  });
+  const broken = BROKEN_COMMITS[variant];
+  const brokenCommit = ctx.atomic((items: CommitItems) => broken(ctx.state, items));
   return { ctx, store: { ...honest, jobs: { ...honest.jobs, commit: brokenCommit } } };
 }
