@@ -2,9 +2,9 @@
  * The deterministic simulation of the worker protocol (test/support/simulation/): thousands of
  * seeded schedules of claims, heartbeats, expiries, commits, crashes and operator actions on the
  * memory store with a fake clock, every invariant checked after each step, must all pass; and a
- * store whose commit is broken on purpose (test-only variants: the fence's token check skipped,
- * its expiry check skipped, the ledger entry not written) must be caught, naming the invariant,
- * and its failing seed must replay exactly.
+ * store broken on purpose (test-only variants: the commit fence's token check skipped, its expiry
+ * check skipped, the ledger entry not written; a claim that takes live leases) must be caught,
+ * naming the invariant, and its failing seed must replay exactly.
  *
  * `SIM_SEED=<n>` replays one schedule (the failure message prints the seed and the step),
  * `SIM_SCHEDULES=<n>` runs that many; `npm run sim` runs many more.
@@ -33,13 +33,20 @@ describe('worker-protocol simulation', () => {
     }
   });
 
+  it('is a function of its seed: the same seed runs the same schedule', async () => {
+    const first = await runSchedule({ seed: 42 });
+    assert.deepEqual(await runSchedule({ seed: 42 }), first);
+    assert.notDeepEqual({ ...(await runSchedule({ seed: 43 })), seed: 42 }, first, 'another seed runs another schedule');
+  });
+
   const broken = [
     ['commit-ignores-token', Invariant.FENCE_STALE_COMMIT_ACCEPTED],
     ['commit-ignores-expiry', Invariant.FENCE_STALE_COMMIT_ACCEPTED],
     ['commit-forgets-ledger', 'verify:LEDGER_ENTRY_MISSING'],
+    ['claim-ignores-lease', Invariant.JOB_HELD_TWICE],
   ] as const;
   for (const [variant, invariant] of broken) {
-    it(`catches a store whose commit is broken (${variant}) as ${invariant}, and its seed replays exactly`, async (t) => {
+    it(`catches a broken store (${variant}) as ${invariant}, and its seed replays exactly`, async (t) => {
       const found = await firstFailure(variant, 1, CATCH_WITHIN);
       assert.ok(found, `the ${variant} store passed ${CATCH_WITHIN} schedules`);
       const { failure, schedules } = found;

@@ -73,8 +73,11 @@ export function nextAfter(job: Pick<Job, 'pipeline' | 'stage' | 'kind'>): JobSpe
   return index + 1 < pipeline.stages.length ? specOf(pipeline, index + 1, 'stage') : null;
 }
 
+/** Retry backoff of every simulated stage: short, so retries come due within a schedule. */
+export const SIM_BACKOFF = Object.freeze({ baseMs: 500, capMs: 4_000 });
+
 function policyOf(job: Pick<Job, 'maxAttempts'>): StagePolicy {
-  return mergeStagePolicy(DEFAULT_STAGE_POLICY, { maxAttempts: job.maxAttempts, interventionAttempts: 2 });
+  return mergeStagePolicy(DEFAULT_STAGE_POLICY, { maxAttempts: job.maxAttempts, interventionAttempts: 2, backoff: SIM_BACKOFF });
 }
 
 /** A failed attempt as the engine decides it (`decideFailure`, `decideRollbackFailure`), for an error of a random class. */

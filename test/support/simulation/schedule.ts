@@ -21,7 +21,7 @@ import { isTerminal } from '../../../src/core/run/transitions.ts';
 import type { MemoryContext } from '../../../src/stores/memory/context.ts';
 import type { MemoryState } from '../../../src/stores/memory/state.ts';
 import { assertUnchanged, auditedStore, auditStore, Invariant, InvariantViolation, LeaseModel, StateWatch, stateDigest } from './invariants.ts';
-import { exhaustedDecision, failureDecision, firstJob, nextAfter, SIM_PIPELINES, SIM_QUEUES } from './pipelines.ts';
+import { exhaustedDecision, failureDecision, firstJob, nextAfter, SIM_BACKOFF, SIM_PIPELINES, SIM_QUEUES } from './pipelines.ts';
 import { createCountingIds, createPrng, type Prng } from './prng.ts';
 import { openSimStore, type StoreVariant } from './variants.ts';
 
@@ -29,7 +29,7 @@ import { openSimStore, type StoreVariant } from './variants.ts';
 const REAP_MS = 4_000;
 /** Leases granted by claims: all short, so they expire often. */
 const LEASE_MS = [1_000, 2_500, 5_000] as const;
-/** Rounds of the drain phase before a run still going counts as stuck. */
+/** Rounds of the drain phase before a run still going counts as stuck (and claim-and-complete cycles per round). */
 const DRAIN_ROUNDS = 40;
 /** Actions kept for a failure message. */
 const TRACE_LENGTH = 16;
@@ -105,7 +105,7 @@ class Simulation {
   private readonly subjectVersions = new Map<string, number>();
   /** `<pipeline>\0<idempotency key>` -> the input checksum of the run holding it. */
   private readonly keyChecksums = new Map<string, string>();
-  private readonly trace: string[] = [];
+  private readonly trace: { step: number; at: number; text: string | (() => string) }[] = [];
   readonly actions: Record<string, number> = {};
   private workerSerial = 0;
   private changeCount = 0;
@@ -123,8 +123,9 @@ class Simulation {
     for (let i = 0; i < count; i++) this.workers.push(this.newWorker());
   }
 
-  get recentActions(): readonly string[] {
-    return this.trace;
+  /** The last actions, for a failure message. */
+  get recentActions(): string[] {
+    return this.trace.map(({ step, at, text }) => `#${step} t=${at} ${typeof text === 'string' ? text : text()}`);
   }
 
   get runCount(): number {
@@ -141,10 +142,11 @@ class Simulation {
   }
 
   /** Records an action for the trace; `changed`: it may have changed the store (a refused call is checked unchanged where it is made). */
-  private note(action: string, text: string, changed = true): void {
+  private note(action: string, text: string | (() => string), changed = true): void {
     if (changed) this.changeCount += 1;
     this.actions[action] = (this.actions[action] ?? 0) + 1;
-    this.trace.push(`#${this.step} t=${this.clock.now() - START_MS} ${text}`);
+    // Rendered only if a failure prints it (most schedules pass: describing every call would cost more than checking it).
+    this.trace.push({ step: this.step, at: this.clock.now() - START_MS, text });
     if (this.trace.length > TRACE_LENGTH) this.trace.shift();
   }
 
@@ -235,7 +237,7 @@ class Simulation {
     const before = reused ? stateDigest(this.state) : '';
     try {
       const results = await this.store.jobs.submit(requests);
-      this.note('submit', `submit ${results.map((r) => `${r.run.id.slice(-4)}:${r.run.pipeline}${r.created ? '' : '(existing)'}:${r.run.status}`).join(' ')}`);
+      this.note('submit', () => `submit ${results.map((r) => `${r.run.id.slice(-4)}:${r.run.pipeline}${r.created ? '' : '(existing)'}:${r.run.status}`).join(' ')}`);
       if (reused) throw new InvariantViolation(Invariant.UNEXPECTED_ERROR, 'a batch reusing an idempotency key with another input was accepted');
     } catch (err) {
       if (!(reused && err instanceof ConflictError && err.code === 'IDEMPOTENCY_KEY_REUSED')) throw err;
@@ -274,7 +276,7 @@ class Simulation {
       this.model.claimed(c, leaseMs, this.paused.has(c.job.queue), now);
       worker.held.push({ lease: { jobId: c.job.id, token: c.job.leaseToken ?? '' }, job: c.job, exhausted: c.exhausted, ...(c.ledgerOutput === undefined ? {} : { ledgerOutput: c.ledgerOutput }) });
     }
-    this.note('claim', `${worker.id} claim ${chosen.join(',')} lease ${leaseMs} -> ${claimed.map((c) => `${c.job.id.slice(-4)}/${c.job.kind}/${c.job.stage}#${c.job.attempt}${c.redelivered ? ' redelivered' : ''}`).join(' ') || 'nothing'}`, claimed.length > 0);
+    this.note('claim', () => `${worker.id} claim ${chosen.join(',')} lease ${leaseMs} -> ${claimed.map((c) => `${c.job.id.slice(-4)}/${c.job.kind}/${c.job.stage}#${c.job.attempt}${c.redelivered ? ' redelivered' : ''}`).join(' ') || 'nothing'}`, claimed.length > 0);
   }
 
   /**
@@ -291,7 +293,7 @@ class Simulation {
     const now = this.clock.now();
     const before = this.digestIfRefused(leases, now);
     const results = await this.store.jobs.renew(leases.map((lease) => (this.prng.chance(0.3) ? { ...lease, progress: { at: now } } : lease)));
-    this.note('renew', `${holder} renew ${leases.map((l, i) => `${l.jobId.slice(-4)}:${results[i]?.status}`).join(' ')}`, results.some((r) => r.status === 'renewed'));
+    this.note('renew', () => `${holder} renew ${leases.map((l, i) => `${l.jobId.slice(-4)}:${results[i]?.status}`).join(' ')}`, results.some((r) => r.status === 'renewed'));
     this.model.renewed(leases, results, now);
     this.count('heartbeat refused by the fence', results.filter((r) => r.status !== 'renewed').length);
     if (results.every((r) => r.status !== 'renewed')) assertUnchanged(this.state, before, 'a heartbeat');
@@ -339,7 +341,7 @@ class Simulation {
     const results = await this.store.jobs.commit(items);
     this.note(
       'commit',
-      `${holder} commit ${items.map((item, i) => `${item.lease.jobId.slice(-4)}/${held[i]?.job.stage}:${item.type === 'complete' ? 'complete' : item.decision.action}->${results[i]?.outcome}`).join(' ')}`,
+      () => `${holder} commit ${items.map((item, i) => `${item.lease.jobId.slice(-4)}/${held[i]?.job.stage}:${item.type === 'complete' ? 'complete' : item.decision.action}->${results[i]?.outcome}`).join(' ')}`,
       results.some((r) => r.outcome === 'committed'),
     );
     this.model.committed(items, results, held.map((h) => h.job.idempotencyKey), now);
@@ -374,7 +376,7 @@ class Simulation {
     this.stale.push(...worker.held);
     this.crashed.push(...worker.held.map((h) => ({ ...h.lease })));
     this.workers[index] = this.newWorker();
-    this.note('crash', `${worker.id} crashes holding ${worker.held.map((h) => h.lease.jobId.slice(-4)).join(',') || 'nothing'}`, false);
+    this.note('crash', () => `${worker.id} crashes holding ${worker.held.map((h) => h.lease.jobId.slice(-4)).join(',') || 'nothing'}`, false);
   }
 
   /** A crashed worker comes back and heartbeats or commits one lease it held. */
@@ -451,8 +453,10 @@ class Simulation {
   // ---- the drain phase --------------------------------------------------------------------
 
   /**
-   * The drain phase: rounds of honest work until every run ended. Each of its steps is followed by
-   * the checks, with `kiln verify` at the end of each round.
+   * The drain phase: rounds of honest work until every run ended (time moves past every lease and
+   * backoff, parked runs are resumed and dead letters replayed, then everything due is claimed and
+   * completed until nothing is left). Each of its steps is followed by the checks, with `kiln
+   * verify` at the end of each round.
    */
   async drain(checked: (step: () => Promise<void>, audit?: Audit) => Promise<void>): Promise<void> {
     for (const queue of [...this.paused]) {
@@ -462,11 +466,12 @@ class Simulation {
         this.note('operator', `operator resumes ${queue}`);
       });
     }
-    // The zombies try once more; the fence refuses what is stale.
+    // The zombies try once more, and the workers commit what they hold; the fence refuses what is stale.
     while (this.stale.length > 0) await checked(() => this.commitHeld('zombie', this.stale.splice(0, 1)));
+    for (const worker of this.workers) await checked(() => this.commitHeld(worker.id, worker.held.splice(0), true));
     for (let round = 0; round < DRAIN_ROUNDS && this.runIds((status) => !isTerminal(status)).length > 0; round++) {
-      for (const worker of this.workers) await checked(() => this.commitHeld(worker.id, worker.held.splice(0), true));
-      await checked(() => this.advance(Math.max(...LEASE_MS) + REAP_MS));
+      // Past every lease and backoff: what anyone held is free again (reaped) and every retry due.
+      await checked(() => this.advance(Math.max(...LEASE_MS) + SIM_BACKOFF.capMs));
       for (const runId of this.runIds((status) => status === 'parked')) {
         await checked(() => this.operator(`resume ${runId.slice(-4)}`, () => this.store.operator.resumeRun(runId), false));
       }
@@ -477,8 +482,13 @@ class Simulation {
           await checked(() => this.operator(`replay ${dead.id.slice(-4)}`, () => this.store.operator.replayJob(dead.id), false));
         }
       }
-      // One worker claims everything due (the others would find nothing left), a different one each round.
-      await checked(() => this.claim(this.workers[round % this.workers.length] as SimWorker, SIM_QUEUES, 5));
+      // One worker (a different one each round) claims everything due and completes it, until nothing is left to claim.
+      const worker = this.workers[round % this.workers.length] as SimWorker;
+      for (let cycle = 0; cycle < DRAIN_ROUNDS; cycle++) {
+        await checked(() => this.claim(worker, SIM_QUEUES, 5));
+        if (worker.held.length === 0) break;
+        await checked(() => this.commitHeld(worker.id, worker.held.splice(0), true));
+      }
       await checked(async () => {}, 'always');
     }
     await checked(() => this.settled());
