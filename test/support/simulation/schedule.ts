@@ -156,14 +156,17 @@ class Simulation {
   }
 
   /**
-   * The checks after a step: the oracle's ran with each call; here the state watch, the crashed
-   * leases and, with `audit`, `kiln verify`'s store checks.
+   * The checks after a step (the oracle's ran with each call): if the step may have changed the
+   * store (`changed`), the state watch, and `kiln verify`'s store checks as `audit` says; always,
+   * the crashed workers' leases (they depend on time alone).
    */
-  async check(audit: boolean): Promise<void> {
-    this.model.forgetEnded(this.state);
-    this.watch.check(this.state);
+  async check(changed: boolean, audit: Audit): Promise<void> {
+    if (changed) {
+      this.model.forgetEnded(this.state);
+      this.watch.check(this.state);
+    }
     this.checkCrashedLeases();
-    if (audit) await auditStore(this.audited, this.clock, REAP_MS);
+    if (audit === 'always' || (audit === 'changed' && changed)) await auditStore(this.audited, this.clock, REAP_MS);
   }
 
   /** A crashed worker's leases are handed out again once they expire and the reaper passed. */
@@ -509,11 +512,11 @@ class Simulation {
 }
 
 /**
- * When a step is followed by `kiln verify` (the other checks follow every step): `changed`, when
- * a call of the step may have changed the store (one that was refused is checked to have changed
- * nothing instead, and a clock move alone is audited with the next change: the leases check only
- * looks at time next to what the store holds); `always`; `never` (the drain's steps, audited once
- * per round).
+ * When a step is followed by `kiln verify`: `changed`, when a call of the step may have changed
+ * the store (a call that was refused is checked to have changed nothing instead, a claim that got
+ * nothing changed nothing, and a clock move alone is audited with the next change: the leases
+ * check only looks at time next to what the store holds); `always`; `never` (the drain's steps,
+ * audited once per round).
  */
 type Audit = 'changed' | 'always' | 'never';
 
@@ -534,7 +537,7 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
     const changes = sim.changes;
     try {
       await step();
-      await sim.check(audit === 'always' || (audit === 'changed' && sim.changes > changes));
+      await sim.check(sim.changes > changes, audit);
     } catch (err) {
       if (err instanceof SimulationFailure) throw err;
       const invariant = err instanceof InvariantViolation ? err.invariant : Invariant.UNEXPECTED_ERROR;
