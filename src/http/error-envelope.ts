@@ -81,9 +81,13 @@ export function toErrorEnvelope(err: unknown): { body: ErrorEnvelope; internal: 
     }
     const known = FASTIFY_CODES[err.code];
     if (known) return { body: envelope(known.statusCode, known.code, err.message), internal: false };
-    // Other client errors fastify raises (bad Content-Length, ...) are malformed requests.
+    // Other client errors fastify raises (bad Content-Length, a path parameter over the router's
+    // limit, ...) are malformed requests; as for every code, the catalogue decides the status.
     const status = err.statusCode ?? 500;
-    if (status >= 400 && status < 500) return { body: envelope(status, status === 404 ? 'NOT_FOUND' : 'VALIDATION_FAILED', err.message), internal: false };
+    if (status >= 400 && status < 500) {
+      const code: ErrorCode = status === 404 ? 'NOT_FOUND' : 'VALIDATION_FAILED';
+      return { body: envelope(ERROR_CODES[code].status, code, err.message), internal: false };
+    }
   }
   return { body: envelope(500, 'INTERNAL', 'internal server error'), internal: true };
 }
@@ -102,6 +106,16 @@ function handleError(err: unknown, request: FastifyRequest, reply: FastifyReply)
     void reply.header('retry-after', String(retryAfterSeconds(body)));
   }
   return reply.status(body.statusCode).send(body);
+}
+
+/**
+ * fastify's `frameworkErrors` option: the errors its router raises before any route or hook runs
+ * (a path with a malformed percent-encoding, `FST_ERR_BAD_URL`; a path parameter longer than
+ * `maxParamLength`, `FST_ERR_MAX_PARAM_LENGTH`), which it would otherwise answer itself with its
+ * own codes, go through the same envelope as every other error.
+ */
+export function handleFrameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  handleError(err, request, reply);
 }
 
 /** Installs the error handler and the not-found handler on the root instance. */
