@@ -90,6 +90,23 @@ test('an unknown route is 404 NOT_FOUND in the same envelope', () =>
     assert.equal(res.json().message, 'route GET /v2/nothing not found');
   }));
 
+// Found by the HTTP fuzzer (test/support/http-fuzz/): fastify's router answered these itself,
+// with its own codes (FST_ERR_BAD_URL, FST_ERR_MAX_PARAM_LENGTH) and a 414 for a 101-character id.
+test("errors of fastify's router answer the envelope: a malformed percent-encoding or an over-long path parameter is 400 VALIDATION_FAILED", () =>
+  withHarness(async (h) => {
+    for (const url of ['/v1/runs/%E0%A4%A', '/v1/runs/%ZZ/attempts', `/v1/runs/${'a'.repeat(1_500)}/attempts`, `/v1/jobs/${'j'.repeat(2_000)}`]) {
+      const res = await h.app.inject({ method: 'GET', url });
+      assert.equal(res.statusCode, 400, url);
+      assertEnvelope(res.json(), 400, 'VALIDATION_FAILED');
+    }
+    // Ids up to the schema's 200 characters reach the route (fastify's default limit was 100).
+    const long = await h.app.inject({ method: 'GET', url: `/v1/runs/${'a'.repeat(150)}` });
+    assertEnvelope(long.json(), 404, 'NOT_FOUND');
+    const tooLong = await h.app.inject({ method: 'GET', url: `/v1/runs/${'a'.repeat(201)}` });
+    assertEnvelope(tooLong.json(), 400, 'VALIDATION_FAILED');
+    assert.match(tooLong.json().message, /params\.id/);
+  }));
+
 /** A core `Logger` (not pino) that keeps error lines, to see what the API logs. */
 function recordingLogger(errors: Record<string, unknown>[]): Logger {
   const logger: Logger = {
