@@ -6,7 +6,7 @@ import multipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from '../core/logger.ts';
 import type { Kiln } from '../engine/kiln-types.ts';
-import { handleFrameworkError, installErrorEnvelope } from './error-envelope.ts';
+import { handleClientError, handleFrameworkError, installErrorEnvelope } from './error-envelope.ts';
 import { installJsonBodyParser } from './json-body.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, installRequestDeadline } from './request-deadline.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -110,6 +110,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     disableRequestLogging: true,
     // Errors of fastify's router (bad percent-encoding, an over-long parameter) answer kiln's envelope too.
     frameworkErrors: handleFrameworkError,
+    // ... and so do requests Node's HTTP parser refuses (headers too large, a malformed request line, 408).
+    clientErrorHandler: handleClientError,
     // Above every parameter's own schema limit (ids 200, queues 300): the schema, not the router, refuses a long value, naming the field.
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
   });

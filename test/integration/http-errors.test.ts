@@ -3,6 +3,7 @@
  * kiln code, names the offending field, and never leaks a stack trace or an internal message.
  */
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
@@ -105,6 +106,31 @@ test("errors of fastify's router answer the envelope: a malformed percent-encodi
     const tooLong = await h.app.inject({ method: 'GET', url: `/v1/runs/${'a'.repeat(201)}` });
     assertEnvelope(tooLong.json(), 400, 'VALIDATION_FAILED');
     assert.match(tooLong.json().message, /params\.id/);
+  }));
+
+/** Writes `raw` to the server at `origin` and reads everything it answers until it closes. */
+function rawExchange(origin: string, raw: string): Promise<string> {
+  const { hostname, port } = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port) }, () => socket.end(raw));
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(answer));
+  });
+}
+
+// Found by the fuzzer's real-HTTP pass: Node's HTTP layer refused these before fastify routed
+// them, and fastify answered without a code ({"error":"Request Header Fields Too Large",...}).
+test('a request the HTTP parser refuses answers the envelope: a 20 KB URL is 431 HEADERS_TOO_LARGE, a malformed request line 400 VALIDATION_FAILED', () =>
+  withHarness(async (h) => {
+    const origin = await h.app.listen({ host: '127.0.0.1', port: 0 });
+    const long = await fetch(`${origin}/v1/qr?content=${'x'.repeat(20_000)}`);
+    assert.equal(long.status, 431);
+    assertEnvelope((await long.json()) as Record<string, unknown>, 431, 'HEADERS_TOO_LARGE');
+    const garbage = await rawExchange(origin, 'NOT HTTP AT ALL\r\n\r\n');
+    assert.match(garbage, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assertEnvelope(JSON.parse(garbage.slice(garbage.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>, 400, 'VALIDATION_FAILED');
   }));
 
 /** A core `Logger` (not pino) that keeps error lines, to see what the API logs. */

@@ -13,12 +13,12 @@ import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
 import { join } from 'node:path';
 import fc, { type Parameters } from 'fast-check';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { ERROR_CODES } from '../../../src/core/errors.ts';
 import { createSqliteStore } from '../../../src/stores/sqlite/index.ts';
 import { openHttpHarness, type HttpHarness } from '../../integration/http-harness.ts';
 import { requestsFor, type FuzzRequest } from './requests.ts';
-import { hintsOf, routeSpecOf, type RegisteredRoute } from './route-specs.ts';
+import { hintsOf, routeSpecOf, type RegisteredRoute, type SpecOf } from './route-specs.ts';
 import { seedStore, type FuzzSeeds } from './seeds.ts';
 
 /** A served kiln, its routes as fastify registered them, and the data seeded into it. */
@@ -26,17 +26,23 @@ export interface FuzzTarget {
   harness: HttpHarness;
   routes: RegisteredRoute[];
   seeds: FuzzSeeds;
+  /** Where the app listens, once a real-HTTP pass has started it. */
+  origin?: string;
   close(): Promise<void>;
 }
 
-/** Opens a kiln over a SQLite file in a temp dir, records its routes, seeds it, and runs a QR-only worker. */
-export async function openFuzzTarget(): Promise<FuzzTarget> {
+/**
+ * Opens a kiln over a SQLite file in a temp dir, records its routes, seeds it, and runs a QR-only
+ * worker. `plant` adds routes before the app is ready (the test that shows the fuzzer catches a bug).
+ */
+export async function openFuzzTarget(plant?: (app: FastifyInstance) => void): Promise<FuzzTarget> {
   const harness = await openHttpHarness((dir) => createSqliteStore({ path: join(dir, 'kiln.db') }));
   const routes: RegisteredRoute[] = [];
   // buildApp registers its routes in plugins, which load at ready(): this hook sees every one.
   harness.app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routes.push({ method: String(method), url: route.url, ...(route.schema ? { schema: route.schema } : {}) });
   });
+  plant?.(harness.app);
   await harness.app.ready();
   const seeds = await seedStore(harness);
   // QR requests wait (`wait` ms) for their render: a worker on the QR queues answers them.
@@ -64,6 +70,10 @@ export interface FuzzOptions {
   path?: string;
   /** A request unanswered this long fails the property. */
   hangMs: number;
+  /** How requests travel: fastify's inject (in-process, the default) or real HTTP to a listening server (fetch, i.e. undici). */
+  transport?: 'inject' | 'http';
+  /** Specs of routes route-specs.ts does not know (planted test routes). */
+  specs?: Readonly<Record<string, SpecOf>>;
   /** Called after each route (progress). */
   onRoute?: (route: string, cases: number) => void;
 }
@@ -82,15 +92,49 @@ function count(map: Record<string, number>, key: string): void {
   map[key] = (map[key] ?? 0) + 1;
 }
 
+/** What the property reads of a response. */
+interface Answer {
+  statusCode: number;
+  headers: Record<string, unknown>;
+  body: string;
+}
+
+/** Sends a request and reads its whole answer. */
+type Send = (request: FuzzRequest, signal: AbortSignal) => Promise<Answer>;
+
+function injectSender(app: FastifyInstance): Send {
+  return async (request) => {
+    const res = await app.inject({ method: request.method as 'GET', url: request.url, headers: request.headers, ...(request.payload === undefined ? {} : { payload: request.payload }) });
+    return { statusCode: res.statusCode, headers: res.headers, body: res.body };
+  };
+}
+
+/**
+ * Real HTTP with fetch (undici). What fetch will not send is left out: a body on GET or HEAD, a
+ * Content-Length of our own (undici sets the true one; a wrong one is the inject pass's), and
+ * header values it refuses (those cannot reach a server through it).
+ */
+function httpSender(origin: string): Send {
+  return async (request, signal) => {
+    const { 'content-length': _length, ...headers } = request.headers;
+    const body = request.method === 'GET' || request.method === 'HEAD' || request.payload === undefined ? undefined : request.payload;
+    const res = await fetch(`${origin}${request.url}`, { method: request.method, headers, signal, ...(body === undefined ? {} : { body }) });
+    return { statusCode: res.status, headers: Object.fromEntries(res.headers), body: await res.text() };
+  };
+}
+
 /** Sends `request`, failing if no answer comes within `hangMs`. */
-async function send(app: FastifyInstance, request: FuzzRequest, hangMs: number): Promise<LightMyRequestResponse> {
+async function sendWithin(send: Send, request: FuzzRequest, hangMs: number): Promise<Answer> {
+  const abort = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const hang = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${hangMs} ms`)), hangMs);
+    timer = setTimeout(() => {
+      abort.abort();
+      reject(new Error(`no answer within ${hangMs} ms`));
+    }, hangMs);
   });
   try {
-    const injected = app.inject({ method: request.method as 'GET', url: request.url, headers: request.headers, ...(request.payload === undefined ? {} : { payload: request.payload }) });
-    return await Promise.race([injected, hang]);
+    return await Promise.race([send(request, abort.signal), hang]);
   } finally {
     clearTimeout(timer);
   }
@@ -117,17 +161,23 @@ export function violation(method: string, res: { statusCode: number; headers: Re
 /** Fuzzes every route of `target` (or `options.route`); throws fast-check's report (seed, shrunk counterexample) on a failure. */
 export async function fuzzRoutes(target: FuzzTarget, options: FuzzOptions): Promise<FuzzReport> {
   const hints = hintsOf(target.seeds);
-  const specs = target.routes.map((route) => ({ route, spec: routeSpecOf(route, target.seeds, hints), key: `${route.method} ${route.url}` }));
+  const specs = target.routes.map((route) => ({ route, spec: routeSpecOf(route, target.seeds, hints, options.specs), key: `${route.method} ${route.url}` }));
   const chosen = options.route === undefined ? specs : specs.filter((s) => s.key === options.route);
   if (chosen.length === 0) throw new Error(`http-fuzz: no route ${options.route}; routes: ${specs.map((s) => s.key).join(', ')}`);
   const perRoute = Math.max(1, Math.round(options.runs / chosen.length));
   const report: FuzzReport = { cases: 0, elapsedMs: 0, statuses: {}, codes: {}, bodies: {}, routes: chosen.length };
+  let send = injectSender(target.harness.app);
+  if (options.transport === 'http') {
+    // Listens once per target, on loopback; the harness's close() closes it.
+    target.origin ??= await target.harness.app.listen({ host: '127.0.0.1', port: 0 });
+    send = httpSender(target.origin);
+  }
   const started = performance.now();
   for (const [index, { route, spec, key }] of chosen.entries()) {
     // Each route its own seed, derived from the run's, so one route replays alone.
     const seed = (options.seed + index * 7_919) | 0;
     const property = fc.asyncProperty(requestsFor(route, spec, target.seeds), async (request) => {
-      const res = await send(target.harness.app, request, options.hangMs);
+      const res = await sendWithin(send, request, options.hangMs);
       report.cases += 1;
       count(report.statuses, String(res.statusCode));
       count(report.bodies, request.body);

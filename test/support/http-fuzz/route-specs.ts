@@ -31,7 +31,8 @@ export interface RouteSpec {
   bodies?: fc.Arbitrary<FuzzBody>;
 }
 
-type SpecOf = (route: RegisteredRoute, seeds: FuzzSeeds, hints: Hints) => RouteSpec;
+/** How a route's spec is made from the route, the seeded values and the field hints. */
+export type SpecOf = (route: RegisteredRoute, seeds: FuzzSeeds, hints: Hints) => RouteSpec;
 
 /** Picks from `values`, or from `fallback` when there are none. */
 function oneOf<T>(values: readonly T[], fallback: fc.Arbitrary<T>): fc.Arbitrary<T> {
@@ -67,7 +68,8 @@ const fromSchema: SpecOf = (route, _seeds, hints) => {
   };
 };
 
-const nothing: SpecOf = () => ({});
+/** A route that reads no parameters, query or body. */
+export const nothing: SpecOf = () => ({});
 
 const hex64 = fc.stringMatching(/^[0-9a-f]{64}$/);
 
@@ -150,8 +152,8 @@ export function specKey(route: RegisteredRoute): string {
 }
 
 /** The spec of `route`; throws for a route no entry covers (add one above). */
-export function routeSpecOf(route: RegisteredRoute, seeds: FuzzSeeds, hints: Hints): RouteSpec {
-  const of = SPECS[specKey(route)];
+export function routeSpecOf(route: RegisteredRoute, seeds: FuzzSeeds, hints: Hints, extra: Readonly<Record<string, SpecOf>> = {}): RouteSpec {
+  const of = extra[specKey(route)] ?? SPECS[specKey(route)];
   if (!of) throw new Error(`http-fuzz: the route ${route.method} ${route.url} has no generator: add "${specKey(route)}" to test/support/http-fuzz/route-specs.ts`);
   return of(route, seeds, hints);
 }
