@@ -106,7 +106,8 @@ export function headerSet(etags: readonly string[]): fc.Arbitrary<Record<string,
   const tag = etags.length > 0 ? fc.constantFrom(...etags) : fc.constant('"x"');
   return fc.record(
     {
-      'idempotency-key': fc.oneof(fc.uuid(), fc.constantFrom('', ' ', 'k', 'x'.repeat(255), 'x'.repeat(256)), headerText),
+      // A few keys over and over, so one is reused with another body (and concurrently, see `copies`).
+      'idempotency-key': fc.oneof(fc.constantFrom('k1', 'k2', 'k3'), fc.uuid(), fc.constantFrom('', ' ', 'x'.repeat(255), 'x'.repeat(256)), headerText),
       'if-none-match': fc.oneof(tag, tag.map((t) => `W/${t}`), tag.map((t) => `"a", ${t}`), fc.constantFrom('*', '""', 'W/', ',,,'), headerText),
       accept: fc.oneof(fc.constantFrom('*/*', 'application/json', 'image/png', 'text/html;q=0.9,*/*;q=0.1', ''), headerText),
       authorization: fc.oneof(fc.constantFrom('Bearer ', 'Bearer x', 'Basic Zm9vOmJhcg==', 'bearer', ''), headerText),
@@ -116,6 +117,9 @@ export function headerSet(etags: readonly string[]): fc.Arbitrary<Record<string,
       ),
       'accept-encoding': fc.constantFrom('gzip', 'br, gzip;q=0', 'identity', '*'),
       'x-forwarded-for': headerText,
+      // fastify's router reads these for route constraints.
+      'accept-version': fc.oneof(fc.constantFrom('1.x', '*', '1.2.3', ''), headerText),
+      host: fc.oneof(fc.constantFrom('localhost', 'example.com:99999', '[::1]', '', 'a'.repeat(300)), headerText),
     },
     { requiredKeys: [] },
   );
@@ -154,6 +158,15 @@ function deepJson(depth: number, objects: boolean): string {
   return objects ? '{"a":'.repeat(depth) + '1' + '}'.repeat(depth) : '['.repeat(depth) + ']'.repeat(depth);
 }
 
+/** A JSON value text that breaks expectations: odd keys, deep, huge, number edge cases, odd strings. */
+const hostileValue: fc.Arbitrary<string> = fc.oneof(
+  jsonTree.map(serialize),
+  fc.tuple(fc.integer({ min: 50, max: 5_000 }), fc.boolean()).map(([d, o]) => deepJson(d, o)),
+  fc.integer({ min: 100, max: 60_000 }).map((n) => JSON.stringify('é'.repeat(n))),
+  fc.constantFrom('1e308', '-0', '9007199254740993', '-1', '0.5', '""', '"\\u0000"', '"\\ud800"', 'null', '[]', '{}'),
+  weirdText.map((t) => JSON.stringify(t)),
+);
+
 /** Texts that are not JSON, or only nearly. */
 const invalidJson = fc.oneof(
   fc.constantFrom('{', '}', '{"a":}', 'nul', "{'a':1}", '[1,]', '{"a":1,}', '\uFEFF', '\uFEFF{}', '{"a":1}garbage', 'NaN', '1e999', '"', '\u0000', '{"a":"\u0001"}', '{"__proto__":', '[' + ','.repeat(50) + ']'),
@@ -166,13 +179,17 @@ export function jsonBody(valid: fc.Arbitrary<unknown> | undefined): fc.Arbitrary
   const validArb = valid ?? fc.constant({});
   return fc.oneof(
     { arbitrary: validArb.map((v) => JSON.stringify(v)).map(json('json-valid')), weight: 6 },
-    // A valid body with one hostile entry spliced in (at the top or one level down).
+    // A valid body with one entry added, or one of its fields replaced, by a hostile value.
     {
-      arbitrary: fc.tuple(validArb, jsonKey, jsonTree).map(([v, k, t]) => {
-        const text = JSON.stringify(v);
-        return text.startsWith('{') && text.length > 2 ? `{${JSON.stringify(k)}:${serialize(t)},${text.slice(1)}` : text;
+      arbitrary: fc.tuple(validArb, jsonKey, hostileValue, fc.nat()).map(([v, k, hostile, pick]) => {
+        if (typeof v !== 'object' || v === null || Array.isArray(v)) return JSON.stringify(v);
+        const keys = Object.keys(v);
+        const key = keys.length > 0 && pick % 2 === 0 ? keys[pick % keys.length]! : k;
+        const { [key]: _replaced, ...rest } = v as Record<string, unknown>;
+        const text = JSON.stringify(rest);
+        return `{${JSON.stringify(key)}:${hostile}${text.length > 2 ? ',' : ''}${text.slice(1)}`;
       }).map(json('json-valid-plus')),
-      weight: 2,
+      weight: 3,
     },
     { arbitrary: fc.json({ maxDepth: 4 }).map(json('json-random')), weight: 2 },
     { arbitrary: jsonTree.map(serialize).map(json('json-keys')), weight: 2 },

@@ -161,7 +161,7 @@ export function violation(method: string, res: { statusCode: number; headers: Re
 /** Fuzzes every route of `target` (or `options.route`); throws fast-check's report (seed, shrunk counterexample) on a failure. */
 export async function fuzzRoutes(target: FuzzTarget, options: FuzzOptions): Promise<FuzzReport> {
   const hints = hintsOf(target.seeds);
-  const specs = target.routes.map((route) => ({ route, spec: routeSpecOf(route, target.seeds, hints, options.specs), key: `${route.method} ${route.url}` }));
+  const specs = target.routes.map((route, index) => ({ route, index, spec: routeSpecOf(route, target.seeds, hints, options.specs), key: `${route.method} ${route.url}` }));
   const chosen = options.route === undefined ? specs : specs.filter((s) => s.key === options.route);
   if (chosen.length === 0) throw new Error(`http-fuzz: no route ${options.route}; routes: ${specs.map((s) => s.key).join(', ')}`);
   const perRoute = Math.max(1, Math.round(options.runs / chosen.length));
@@ -173,23 +173,26 @@ export async function fuzzRoutes(target: FuzzTarget, options: FuzzOptions): Prom
     send = httpSender(target.origin);
   }
   const started = performance.now();
-  for (const [index, { route, spec, key }] of chosen.entries()) {
-    // Each route its own seed, derived from the run's, so one route replays alone.
+  for (const { route, index, spec, key } of chosen) {
+    // Each route its own seed, derived from the run's and the route's place, so one route replays alone.
     const seed = (options.seed + index * 7_919) | 0;
     const property = fc.asyncProperty(requestsFor(route, spec, target.seeds), async (request) => {
-      const res = await sendWithin(send, request, options.hangMs);
-      report.cases += 1;
-      count(report.statuses, String(res.statusCode));
-      count(report.bodies, request.body);
-      if (res.statusCode >= 400 && request.method !== 'HEAD') count(report.codes, String((JSON.parse(res.body) as { code?: unknown }).code));
-      const problem = violation(request.method, res);
-      if (problem !== undefined) throw new Error(problem);
+      const answers = await Promise.all(Array.from({ length: request.copies }, () => sendWithin(send, request, options.hangMs)));
+      for (const res of answers) {
+        report.cases += 1;
+        count(report.statuses, String(res.statusCode));
+        count(report.bodies, request.body);
+        const problem = violation(request.method, res);
+        if (problem !== undefined) throw new Error(problem);
+        if (res.statusCode >= 400 && request.method !== 'HEAD') count(report.codes, String((JSON.parse(res.body) as { code?: unknown }).code));
+      }
     });
     const params: Parameters<[FuzzRequest]> = { numRuns: perRoute, seed, ...(options.path === undefined ? {} : { path: options.path }) };
     try {
       await fc.assert(property, params);
     } catch (err) {
-      const replay = `replay: FUZZ_SEED=${options.seed} FUZZ_ROUTE='${key}' npm run fuzz (add FUZZ_PATH=<path above> to skip straight to the counterexample)`;
+      const transport = options.transport === 'http' ? ' FUZZ_TRANSPORT=http' : '';
+      const replay = `replay: FUZZ_SEED=${options.seed} FUZZ_ROUTE='${key}'${transport} npm run fuzz (add FUZZ_PATH=<path above> to go straight to the counterexample)`;
       // fast-check's message has the seed, path and shrunk counterexample; its cause, what broke.
       const cause = err instanceof Error && err.cause instanceof Error ? `\nviolation: ${err.cause.message}` : '';
       throw new Error(`http-fuzz: ${key} failed (route seed ${seed}); ${replay}\n${err instanceof Error ? err.message : String(err)}${cause}`);

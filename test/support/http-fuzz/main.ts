@@ -1,6 +1,7 @@
 /**
  * `npm run fuzz`: the HTTP fuzzer at length. FUZZ_RUNS cases in all (default 50,000), FUZZ_SEED
- * to replay a run, FUZZ_ROUTE (`METHOD url`) and FUZZ_PATH to replay one failure. Prints progress,
+ * to replay a run, FUZZ_ROUTE (`METHOD url`) and FUZZ_PATH to replay one failure, FUZZ_TRANSPORT=http
+ * to send over real HTTP instead of inject. Prints progress,
  * a summary (cases, statuses, error codes, cases/s) and the heap used after GC before and after.
  */
 import { fuzzRoutes, formatReport, heapAfterGc, openFuzzTarget, seedFromEnv } from './fuzz.ts';
@@ -18,6 +19,7 @@ try {
     runs,
     seed,
     hangMs: 60_000,
+    ...(process.env.FUZZ_TRANSPORT === 'http' ? { transport: 'http' as const } : {}),
     ...(process.env.FUZZ_ROUTE ? { route: process.env.FUZZ_ROUTE } : {}),
     ...(process.env.FUZZ_PATH ? { path: process.env.FUZZ_PATH } : {}),
     onRoute: (route, cases) => console.log(`  ${route}: ${cases} cases ok, heap ${mb(process.memoryUsage().heapUsed)}`),

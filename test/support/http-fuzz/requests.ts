@@ -12,6 +12,8 @@ export interface FuzzRequest {
   payload?: string | Buffer;
   /** What kind of body it is (`json-valid`, `multipart-fault-3`, ...), for the summary. */
   body: string;
+  /** Sent this many times at once (races: one Idempotency-Key twice, two uploads of one asset). */
+  copies: number;
 }
 
 /** The path of `route` with each `:param` (and a `*`) filled in. */
@@ -64,13 +66,14 @@ export function requestsFor(route: RegisteredRoute, spec: RouteSpec, seeds: Fuzz
       typeChoice: fc.nat(9),
       otherType: contentTypeValue,
       length: fc.option(fc.nat(), { freq: 10 }),
+      copies: fc.oneof({ arbitrary: fc.constant(1), weight: 8 }, { arbitrary: fc.integer({ min: 2, max: 4 }), weight: 1 }),
     })
-    .chain(({ path, query: q, headers, body, typeChoice, otherType, length }) => {
+    .chain(({ path, query: q, headers, body, typeChoice, otherType, length, copies }) => {
       const all: Record<string, string> = { ...headers };
       // Mostly the body's own Content-Type; sometimes another one, or none.
       const type = typeChoice < 7 ? body?.contentType : typeChoice < 9 ? otherType : undefined;
       if (type !== undefined) all['content-type'] = type;
-      const base: FuzzRequest = { method: route.method, url: q === '' ? path : `${path}?${q}`, headers: all, body: body?.kind ?? 'none' };
+      const base: FuzzRequest = { method: route.method, url: q === '' ? path : `${path}?${q}`, headers: all, body: body?.kind ?? 'none', copies };
       if (body !== undefined) base.payload = body.payload;
       if (length === null) return fc.constant(base);
       const size = body === undefined ? 0 : Buffer.byteLength(body.payload);
