@@ -29,7 +29,8 @@ export const DEFAULT_BODY_LIMIT_BYTES = 65_536;
 /**
  * How long a client may take to send a whole request (headers and body), Node's own default: the
  * request deadline starts only once the body is in, so this is what ends a client that never
- * finishes its upload (Node answers 408 and closes the connection; the partial temp file goes).
+ * finishes its upload (408 REQUEST_TIMEOUT, see `handleClientError`; the connection is closed and
+ * the partial temp file goes).
  */
 export const REQUEST_RECEIVE_TIMEOUT_MS = 300_000;
 

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
 import { StoreUnavailableError } from '../../src/core/errors.ts';
+import { clientErrorEnvelope } from '../../src/http/error-envelope.ts';
 import type { Logger } from '../../src/core/logger.ts';
 import { openHttpHarness, postJson, type HarnessOptions, type HttpHarness } from './http-harness.ts';
 
@@ -131,6 +132,8 @@ test('a request the HTTP parser refuses answers the envelope: a 20 KB URL is 431
     const garbage = await rawExchange(origin, 'NOT HTTP AT ALL\r\n\r\n');
     assert.match(garbage, /^HTTP\/1\.1 400 Bad Request\r\n/);
     assertEnvelope(JSON.parse(garbage.slice(garbage.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>, 400, 'VALIDATION_FAILED');
+    // A client too slow to send its request (after REQUEST_RECEIVE_TIMEOUT_MS, 5 minutes: not waited for here).
+    assertEnvelope({ ...clientErrorEnvelope('ERR_HTTP_REQUEST_TIMEOUT') }, 408, 'REQUEST_TIMEOUT');
   }));
 
 /** A core `Logger` (not pino) that keeps error lines, to see what the API logs. */
