@@ -61,22 +61,33 @@ describe('HTTP fuzzing of every route', () => {
   });
 });
 
-test('the fuzzer catches a planted 500 and says how to replay it', async () => {
+/** The planted routes' specs: every route needs one, planted or not. */
+const PLANTED_SPECS = { 'GET /test/planted/:id': nothing, 'GET /test/hang/:id': nothing };
+
+test('the fuzzer catches a planted 500 and a planted hang, and says how to replay them', async () => {
   const planted = await openFuzzTarget((app) => {
     app.get<{ Params: { id: string } }>('/test/planted/:id', async (request) => {
       if (request.params.id.includes('.')) throw new Error('planted bug');
       return { ok: true };
     });
+    // A callback-style handler has no promise for the request deadline to race: it can really hang.
+    app.get<{ Params: { id: string } }>('/test/hang/:id', (request, reply) => {
+      if (!request.params.id.includes('.')) void reply.send({ ok: true });
+    });
   });
   try {
     await assert.rejects(
-      fuzzRoutes(planted, { runs: 200, seed: 1, route: 'GET /test/planted/:id', hangMs: HANG_MS, specs: { 'GET /test/planted/:id': nothing } }),
+      fuzzRoutes(planted, { runs: 200, seed: 1, route: 'GET /test/planted/:id', hangMs: HANG_MS, specs: PLANTED_SPECS }),
       (err: Error) => {
         assert.match(err.message, /FUZZ_SEED=1 FUZZ_ROUTE='GET \/test\/planted\/:id'/);
         assert.match(err.message, /Counterexample: \[\{"method":"GET","url":"\/test\/planted\//);
         assert.match(err.message, /violation: status 500/);
         return true;
       },
+    );
+    await assert.rejects(
+      fuzzRoutes(planted, { runs: 200, seed: 1, route: 'GET /test/hang/:id', hangMs: 300, specs: PLANTED_SPECS }),
+      /FUZZ_ROUTE='GET \/test\/hang\/:id'[\s\S]*violation: no answer within 300 ms/,
     );
   } finally {
     await planted.close();

@@ -123,6 +123,9 @@ function httpSender(origin: string): Send {
   };
 }
 
+/** A request that got no answer in time. */
+class HangError extends Error {}
+
 /** Sends `request`, failing if no answer comes within `hangMs`. */
 async function sendWithin(send: Send, request: FuzzRequest, hangMs: number): Promise<Answer> {
   const abort = new AbortController();
@@ -130,7 +133,7 @@ async function sendWithin(send: Send, request: FuzzRequest, hangMs: number): Pro
   const hang = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => {
       abort.abort();
-      reject(new Error(`no answer within ${hangMs} ms`));
+      reject(new HangError(`no answer within ${hangMs} ms`));
     }, hangMs);
   });
   try {
@@ -176,8 +179,14 @@ export async function fuzzRoutes(target: FuzzTarget, options: FuzzOptions): Prom
   for (const { route, index, spec, key } of chosen) {
     // Each route its own seed, derived from the run's and the route's place, so one route replays alone.
     const seed = (options.seed + index * 7_919) | 0;
+    // After a hang, shrinking would wait `hangMs` per attempt: the first hanging request is reported as it is.
+    let hung = false;
     const property = fc.asyncProperty(requestsFor(route, spec, target.seeds), async (request) => {
-      const answers = await Promise.all(Array.from({ length: request.copies }, () => sendWithin(send, request, options.hangMs)));
+      if (hung) return;
+      const answers = await Promise.all(Array.from({ length: request.copies }, () => sendWithin(send, request, options.hangMs))).catch((err: unknown) => {
+        hung = err instanceof HangError;
+        throw err;
+      });
       for (const res of answers) {
         report.cases += 1;
         count(report.statuses, String(res.statusCode));
