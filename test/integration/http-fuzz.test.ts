@@ -65,15 +65,17 @@ describe('HTTP fuzzing of every route', () => {
 const PLANTED_SPECS = { 'GET /test/planted/:id': nothing, 'GET /test/hang/:id': nothing };
 
 test('the fuzzer catches a planted 500 and a planted hang, and says how to replay them', async () => {
-  const planted = await openFuzzTarget((app) => {
-    app.get<{ Params: { id: string } }>('/test/planted/:id', async (request) => {
-      if (request.params.id.includes('.')) throw new Error('planted bug');
-      return { ok: true };
-    });
-    // A callback-style handler has no promise for the request deadline to race: it can really hang.
-    app.get<{ Params: { id: string } }>('/test/hang/:id', (request, reply) => {
-      if (!request.params.id.includes('.')) void reply.send({ ok: true });
-    });
+  const planted = await openFuzzTarget({
+    plant: (app) => {
+      app.get<{ Params: { id: string } }>('/test/planted/:id', async (request) => {
+        if (request.params.id.includes('.')) throw new Error('planted bug');
+        return { ok: true };
+      });
+      // A callback-style handler has no promise for the request deadline to race: it can really hang.
+      app.get<{ Params: { id: string } }>('/test/hang/:id', (request, reply) => {
+        if (!request.params.id.includes('.')) void reply.send({ ok: true });
+      });
+    },
   });
   try {
     await assert.rejects(

@@ -31,11 +31,19 @@ export interface FuzzTarget {
   close(): Promise<void>;
 }
 
-/**
- * Opens a kiln over a SQLite file in a temp dir, records its routes, seeds it, and runs a QR-only
- * worker. `plant` adds routes before the app is ready (the test that shows the fuzzer catches a bug).
- */
-export async function openFuzzTarget(plant?: (app: FastifyInstance) => void): Promise<FuzzTarget> {
+/** Options of {@link openFuzzTarget}. */
+export interface TargetOptions {
+  /** Adds routes before the app is ready (the test that shows the fuzzer catches a bug). */
+  plant?: (app: FastifyInstance) => void;
+  /**
+   * Which queues a worker serves while fuzzing: `qr` (the default: QR requests wait for their
+   * render) or `all` (runs move on while they are cancelled, replayed and deleted: races).
+   */
+  worker?: 'qr' | 'all';
+}
+
+/** Opens a kiln over a SQLite file in a temp dir, records its routes, seeds it, and runs a worker. */
+export async function openFuzzTarget({ plant, worker = 'qr' }: TargetOptions = {}): Promise<FuzzTarget> {
   const harness = await openHttpHarness((dir) => createSqliteStore({ path: join(dir, 'kiln.db') }));
   const routes: RegisteredRoute[] = [];
   // buildApp registers its routes in plugins, which load at ready(): this hook sees every one.
@@ -45,8 +53,9 @@ export async function openFuzzTarget(plant?: (app: FastifyInstance) => void): Pr
   plant?.(harness.app);
   await harness.app.ready();
   const seeds = await seedStore(harness);
-  // QR requests wait (`wait` ms) for their render: a worker on the QR queues answers them.
-  const qrWorker = harness.kiln.createWorker({ workerId: 'fuzz-qr', queues: ['qr-code.render', 'qr-code.publish'], pollMs: 10, reapMs: 1_000 });
+  // QR requests wait (`wait` ms) for their render: a worker on (at least) the QR queues answers them.
+  const queues = worker === 'qr' ? { queues: ['qr-code.render', 'qr-code.publish'] } : {};
+  const qrWorker = harness.kiln.createWorker({ workerId: 'fuzz-worker', ...queues, pollMs: 10, reapMs: 1_000 });
   qrWorker.start();
   return {
     harness,

@@ -1,7 +1,7 @@
 /**
  * `npm run fuzz`: the HTTP fuzzer at length. FUZZ_RUNS cases in all (default 50,000), FUZZ_SEED
  * to replay a run, FUZZ_ROUTE (`METHOD url`) and FUZZ_PATH to replay one failure, FUZZ_TRANSPORT=http
- * to send over real HTTP instead of inject. Prints progress,
+ * to send over real HTTP instead of inject, FUZZ_WORKER=all to run every queue meanwhile. Prints progress,
  * a summary (cases, statuses, error codes, cases/s) and the heap used after GC before and after.
  */
 import { fuzzRoutes, formatReport, heapAfterGc, openFuzzTarget, seedFromEnv } from './fuzz.ts';
@@ -11,7 +11,7 @@ if (!Number.isInteger(runs) || runs < 1) throw new Error(`FUZZ_RUNS must be a po
 const seed = seedFromEnv();
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
 
-const target = await openFuzzTarget();
+const target = await openFuzzTarget({ worker: process.env.FUZZ_WORKER === 'all' ? 'all' : 'qr' });
 try {
   console.log(`http-fuzz: ${target.routes.length} routes, ${runs} cases, seed ${seed} (FUZZ_SEED=${seed} replays)`);
   const heapBefore = heapAfterGc();
