@@ -16,6 +16,8 @@ export interface ArtifactsUnderTest {
   store: ArtifactStore;
   /** kiln.yaml's `artifacts:` section (ends with a newline). */
   yaml: string;
+  /** The filesystem store's folder (absent on S3), for checks of its files. */
+  root?: string;
   /** Releases the test's client (objects stay: each test has a place of its own). */
   close(): void;
 }
@@ -31,7 +33,7 @@ export const fsArtifacts: ArtifactCase = {
   name: 'filesystem artifacts',
   async open(dir) {
     const root = join(dir, 'artifacts');
-    return { store: createFsArtifactStore({ root }), yaml: `artifacts:\n  root: ${root}\n`, close: () => {} };
+    return { store: createFsArtifactStore({ root }), yaml: `artifacts:\n  root: ${root}\n`, root, close: () => {} };
   },
 };
 
