@@ -68,6 +68,8 @@ async function stopChild(server: OwnedServer): Promise<void> {
   server.child = undefined;
   if (child?.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
+  // Waited for: it must hold the event loop until it is gone.
+  child.ref();
   child.kill('SIGKILL');
   await exited;
 }
