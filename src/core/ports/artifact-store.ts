@@ -11,8 +11,10 @@ export interface ArtifactRef {
 /** Content-addressed immutable artifact storage. */
 export interface ArtifactStore {
   /**
-   * Writes to a temp file while hashing, fsyncs, then renames into place. Writing the same
-   * content twice yields one object. A half-written object is never visible.
+   * Stores content under its sha256 (the filesystem store: a temp file written while hashing,
+   * fsynced, then renamed; S3: one atomic PUT with the checksum). Writing the same content twice,
+   * even concurrently, yields one object, and refreshes its modification time. A half-written
+   * object is never visible.
    */
   put(data: Uint8Array | AsyncIterable<Uint8Array>, options?: { mediaType?: string; maxBytes?: number }): Promise<ArtifactRef>;
   /** Reads an artifact; verifies its size (and its checksum when `verify`). `NotFoundError` if absent. */
