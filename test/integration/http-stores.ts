@@ -9,6 +9,7 @@ import pg from 'pg';
 import { createMemoryStore } from '../../src/stores/memory/index.ts';
 import { createPostgresStore } from '../../src/stores/postgres/index.ts';
 import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
+import { s3Artifacts } from '../support/artifact-cases.ts';
 import { createSchemaName, postgresSkipReason, sharedPostgres } from '../support/postgres-cluster.ts';
 import type { StoreFactory } from './http-harness.ts';
 
@@ -41,11 +42,15 @@ export const postgresHttpStore: StoreFactory = async () => {
   };
 };
 
-/** memory, sqlite and postgres, in that order. */
-export function httpStoreCases(): HttpStoreCase[] {
+/**
+ * memory, sqlite and postgres, in that order, with filesystem artifacts; with `s3Artifacts`, then
+ * memory with S3 artifacts (the suites of assets and QR, whose bytes go through the artifact store).
+ */
+export function httpStoreCases(options: { s3Artifacts?: boolean } = {}): HttpStoreCase[] {
   return [
     { name: 'memory', skip: undefined, create: () => createMemoryStore() },
     { name: 'sqlite', skip: undefined, create: (dir) => createSqliteStore({ path: join(dir, 'kiln.db') }) },
     { name: 'postgres', skip: postgresSkipReason(), create: postgresHttpStore },
+    ...(options.s3Artifacts ? [{ name: 'memory with S3 artifacts', skip: undefined, create: () => ({ store: createMemoryStore(), destroy: async () => {}, artifacts: s3Artifacts }) }] : []),
   ];
 }
