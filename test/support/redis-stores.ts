@@ -1,7 +1,9 @@
 /**
  * Redis stores for tests, each under a key prefix of its own on this process's Redis (see
  * redis-server.ts), closed and its keys deleted when the test is done: `useRedisStores` for test
- * files that open stores themselves, `redisStoreHarness` for the conformance suite.
+ * files that open stores themselves, `redisStoreHarness` for the conformance suite,
+ * `createRedisTestStore` (with `stopRedisAfterAll`) for harnesses that close their stores
+ * themselves (the HTTP and end-to-end tests).
  */
 import { after, afterEach } from 'node:test';
 import { Redis } from 'ioredis';
@@ -86,4 +88,56 @@ export function redisStoreHarness(): StoreHarness & { end(): Promise<void> } {
       await (await sharedRedis()).stop();
     },
   };
+}
+
+/** A store of {@link createRedisTestStore}: the caller closes it, then calls `destroy`. */
+export interface RedisTestStore {
+  store: RedisStore;
+  /** The store's name (its key prefix is `kiln:{<name>}:`). */
+  name: string;
+  /** The URL of this process's Redis. */
+  url: string;
+  /** Deletes the store's keys (call it after `store.close()`). */
+  destroy(): Promise<void>;
+}
+
+let serverUsed = false;
+
+/** This process's Redis (started on first use), stopped by {@link stopRedisAfterAll}. */
+export function testRedis(): ReturnType<typeof sharedRedis> {
+  serverUsed = true;
+  return sharedRedis();
+}
+
+/**
+ * A store under a new name on this process's Redis, for code that closes its stores itself;
+ * `destroy` deletes its keys over a connection of its own. Pair with {@link stopRedisAfterAll}.
+ */
+export async function createRedisTestStore(options: Partial<RedisStoreOptions> = {}): Promise<RedisTestStore> {
+  const { url } = await testRedis();
+  const name = options.name ?? createStoreName();
+  const store = createRedisStore({ url, ...options, name });
+  return {
+    store,
+    name,
+    url,
+    async destroy() {
+      const admin = new Redis(url, { maxRetriesPerRequest: 2 });
+      try {
+        await deleteStoreKeys(admin, name);
+      } finally {
+        admin.disconnect();
+      }
+    },
+  };
+}
+
+/**
+ * Stops this process's Redis after the last test of the file, if {@link testRedis} started it (its child process would otherwise keep the test process alive). Call it at the top
+ * level of a test file, or from a function that test files call there.
+ */
+export function stopRedisAfterAll(): void {
+  after(async () => {
+    if (serverUsed) await (await sharedRedis()).stop();
+  });
 }
