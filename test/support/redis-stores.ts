@@ -97,6 +97,10 @@ export interface RedisTestStore {
   name: string;
   /** The URL of this process's Redis. */
   url: string;
+  /** The URL that selects this store in a kiln process (`--store`, `KILN_STORE`): `url` plus `?name=<name>`. */
+  storeUrl: string;
+  /** Runs `fn` over a plain connection of its own (closed afterwards), for checks under the store's keys. */
+  withConnection<T>(fn: (redis: Redis) => Promise<T>): Promise<T>;
   /** Deletes the store's keys (call it after `store.close()`). */
   destroy(): Promise<void>;
 }
@@ -117,19 +121,17 @@ export async function createRedisTestStore(options: Partial<RedisStoreOptions> =
   const { url } = await testRedis();
   const name = options.name ?? createStoreName();
   const store = createRedisStore({ url, ...options, name });
-  return {
-    store,
-    name,
-    url,
-    async destroy() {
-      const admin = new Redis(url, { maxRetriesPerRequest: 2 });
-      try {
-        await deleteStoreKeys(admin, name);
-      } finally {
-        admin.disconnect();
-      }
-    },
+  const storeUrl = new URL(url);
+  storeUrl.searchParams.set('name', name);
+  const withConnection = async <T>(fn: (redis: Redis) => Promise<T>): Promise<T> => {
+    const redis = new Redis(url, { maxRetriesPerRequest: 2 });
+    try {
+      return await fn(redis);
+    } finally {
+      redis.disconnect();
+    }
   };
+  return { store, name, url, storeUrl: storeUrl.href, withConnection, destroy: () => withConnection((redis) => deleteStoreKeys(redis, name)) };
 }
 
 /**
