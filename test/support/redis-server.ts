@@ -80,6 +80,18 @@ interface OwnedServer {
   dir: string;
   port: number;
   child: ChildProcess | undefined;
+  /** Settings after the defaults (a later `--name value` wins over the default's). */
+  serverArgs: readonly string[];
+}
+
+/** Options of {@link startRedis}. */
+export interface StartRedisOptions {
+  /**
+   * Extra redis-server arguments after the defaults, e.g. `['--appendonly', 'no']` (a later
+   * setting wins). Given any, a private server is always started, even when `KILN_REDIS_URL` is set
+   * (someone else's server does not take our settings).
+   */
+  serverArgs?: readonly string[];
 }
 
 function spawnServer(server: OwnedServer): ChildProcess {
@@ -95,6 +107,7 @@ function spawnServer(server: OwnedServer): ChildProcess {
       '--protected-mode', 'yes',
       '--daemonize', 'no',
       '--logfile', join(server.dir, 'server.log'),
+      ...server.serverArgs,
     ],
     { stdio: 'ignore' },
   );
@@ -114,11 +127,12 @@ async function stopChild(server: OwnedServer): Promise<void> {
 
 let owned: OwnedServer | undefined;
 
-/** Starts a Redis for the caller: the `KILN_REDIS_URL` server, else a private one. */
-export async function startRedis(): Promise<RedisServer> {
+/** Starts a Redis for the caller: the `KILN_REDIS_URL` server, else (or with `serverArgs`) a private one. */
+export async function startRedis(options: StartRedisOptions = {}): Promise<RedisServer> {
+  const serverArgs = options.serverArgs ?? [];
   const external = process.env.KILN_REDIS_URL;
-  if (external) return { url: external, stop: async () => {} };
-  const server: OwnedServer = { dir: mkdtempSync(join(tmpdir(), 'kiln-redis-')), port: await freePort(), child: undefined };
+  if (external && serverArgs.length === 0) return { url: external, stop: async () => {} };
+  const server: OwnedServer = { dir: mkdtempSync(join(tmpdir(), 'kiln-redis-')), port: await freePort(), child: undefined, serverArgs };
   server.child = spawnServer(server);
   try {
     await waitForPong(server.port, 10_000);
@@ -127,7 +141,8 @@ export async function startRedis(): Promise<RedisServer> {
     rmSync(server.dir, { recursive: true, force: true });
     throw err;
   }
-  owned = server;
+  // Only the default server is the one stopRedisForOutage and startStoppedRedis act on.
+  if (serverArgs.length === 0) owned = server;
   const onExit = (): void => {
     server.child?.kill('SIGKILL');
     rmSync(server.dir, { recursive: true, force: true });

@@ -21,7 +21,9 @@ const ROUTINES = new URL('./routines/', import.meta.url);
 /** The scripts of this code, by name (file name without `.lua`), each with the libs in front. */
 function loadRoutines(): ReadonlyMap<string, string> {
   const files = readdirSync(ROUTINES).filter((f) => f.endsWith('.lua')).sort();
-  const libs = files.filter((f) => f.startsWith('lib-')).map((f) => readFileSync(new URL(f, ROUTINES), 'utf8'));
+  // lib-keys.lua first: the other libs use its locals (P, int, k_*), which must be declared before them.
+  const libNames = files.filter((f) => f.startsWith('lib-')).sort((a, b) => Number(b === 'lib-keys.lua') - Number(a === 'lib-keys.lua'));
+  const libs = libNames.map((f) => readFileSync(new URL(f, ROUTINES), 'utf8'));
   const preamble = libs.join('\n');
   const routines = new Map<string, string>();
   for (const file of files) {

@@ -1,9 +1,14 @@
-/** PLACEHOLDER of the Redis store's `versions` sub-port: replaced by its implementation. */
+/**
+ * The `versions` sub-port of the Redis store: counters that hand out 1, 2, 3, ... per
+ * `(scope, key)`, one atomic INCR in a script (routines/versions-allocate.lua), race-free across
+ * processes and hosts.
+ */
 import type { VersionsPort } from '../../core/ports/versions.ts';
 import type { RedisContext } from './context.ts';
 
-export function createVersionsPort(_ctx: RedisContext): VersionsPort {
-  return new Proxy({} as VersionsPort, {
-    get: (_target, method) => () => Promise.reject(new Error(`redis versions.${String(method)} is not built yet`)),
+/** Race-free counters on Redis. */
+export function createVersionsPort(ctx: RedisContext): VersionsPort {
+  return ctx.port<VersionsPort>({
+    allocate: async (scope, key) => Number(await ctx.call<string>('versions-allocate', [scope, key])),
   });
 }

@@ -37,6 +37,7 @@
 --   P..'ledger:'..key         hash   LedgerEntry                                        [jobs]
 --   P..'runledger:'..runId    list   the run's ledger keys in completion order          [jobs]
 --   P..'attempts:'..runId     list   FailedAttempt as JSON text, in commit order        [jobs]
+--   P..'jobs:outputs:'..runId hash   stage -> output of the run's succeeded stages (lib-jobs.lua) [jobs]
 --   P..'pub:'..subjectId      hash   profile -> cjson {artifactRef, subjectVersion, fence, updatedAt}
 --                                    (numbers as text)                                  [jobs, publications]
 --   P..'lock:'..key           hash   owner, token, fence, acquiredAt, expiresAt         [locks]
