@@ -25,6 +25,7 @@ import {
   type ResolvedConfig,
   type ResolvedSections,
 } from './schema.ts';
+import { resolveArtifacts } from './artifacts-selection.ts';
 import { applyStoreSpec, checkFileStore, resolveStore } from './store-selection.ts';
 import { isPlainObject, normalizeDurations, validateAgainst } from './validate.ts';
 
@@ -103,7 +104,8 @@ export function loadConfig(options: LoadConfigOptions): ResolvedConfig {
     : { specs: [], issues: [] };
   issues.push(...declared.issues);
   if (issues.length > 0) throw new ConfigError(inFileOrder(issues, source));
-  const sections = { ...merged, worker: { ...merged['worker'], lock }, store } as unknown as ResolvedSections;
+  const artifacts = resolveArtifacts(merged['artifacts'] ?? {}, [fileLayer['artifacts'], envLayer['artifacts'], flagLayer['artifacts']]);
+  const sections = { ...merged, worker: { ...merged['worker'], lock }, store, artifacts } as unknown as ResolvedSections;
   return deepFreeze({ source, ...sections, policies, settings: pipelineSettings.settings, commandPipelines: declared.specs });
 }
 

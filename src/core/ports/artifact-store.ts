@@ -31,10 +31,24 @@ export interface ArtifactStore {
    */
   remove(ref: string, options?: { notModifiedAfter?: number }): Promise<boolean>;
   /**
+   * Opens an artifact for streaming (HTTP serves it without holding it whole): its size, the media
+   * type of its first writer and its bytes, unverified. `NotFoundError` if absent. Optional: a store
+   * without it is read with `get`.
+   */
+  read?(ref: string): Promise<ArtifactRead>;
+  /**
    * Proves a write can succeed now (a small probe file written, synced and removed), or throws
    * `ArtifactsUnavailableError`; for health checks. Optional: a store without it is not probed.
    */
   checkWritable?(): Promise<void>;
+}
+
+/** An artifact opened by `ArtifactStore.read`. */
+export interface ArtifactRead {
+  size: number;
+  mediaType: string;
+  /** The bytes (a Node stream on Node); the reader consumes them, or ends the iteration early to release them. */
+  body: AsyncIterable<Uint8Array>;
 }
 
 /** An object as `ArtifactStore.list` reports it. */
