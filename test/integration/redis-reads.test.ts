@@ -2,7 +2,7 @@
  * The Redis store's reads, stats and audit over more records than one walk of its scripts reads
  * (they walk indexes 200 members at a time) answer what the memory store (the reference reading
  * of the ports) answers: the same scenario runs on both, every listing is read page by page with
- * its cursors, and the answers are compared with each store's ids replaced by labels (run `r<n>`
+ * its cursors (audit scans with theirs), and the answers are compared with each store's ids replaced by labels (run `r<n>`
  * from its input, job `<run>:<stage>:<kind>`). Skipped, with the reason, where no Redis is available.
  */
 import assert from 'node:assert/strict';
@@ -14,7 +14,7 @@ import type { ListDeadLettersQuery, ListRunsQuery } from '../../src/core/ports/r
 import type { Store } from '../../src/core/ports/store.ts';
 import { createContext } from '../../src/stores/memory/context.ts';
 import { buildMemoryStoreOn } from '../../src/stores/memory/store.ts';
-import { LEASE_MS, claim, failure, leaseOf, onPipeline, stageJob, submit } from '../conformance/fixture.ts';
+import { LEASE_MS, art, claim, failure, leaseOf, onPipeline, stageJob, submit } from '../conformance/fixture.ts';
 import { redisSkipReason } from '../support/redis-server.ts';
 import { useRedisStores } from '../support/redis-stores.ts';
 
@@ -59,6 +59,13 @@ async function scenario(store: Store, clock: FakeClock): Promise<void> {
     }
     await clock.advance(700);
   }
+  const publisher = (await submit(store, { input: { n: RUNS }, ...onPipeline('pub') })) && (await claim(store, { queue: 'pub.a', workerId: 'w', limit: 1, leaseMs: LEASE_MS }))[0];
+  assert.ok(publisher);
+  const profiles = ['Big', 'preview', 'thumb'];
+  const publish = Array.from({ length: 30 }, (_, i) =>
+    profiles.slice(0, 1 + (i % 3)).map((profile) => ({ subjectId: `${i % 2 ? 'P' : 'p'}${i}`, profile, artifactRef: art(i), subjectVersion: 1 })),
+  ).flat();
+  await store.jobs.commit([{ type: 'complete', lease: leaseOf(publisher), output: null, durationMs: 1, next: null, publish }]);
   await store.stats.recordActivity([{ queue: 'demo.a', completed: 3, failed: 2 }]);
   await store.operator.setQueuePaused('other.a', true);
   await clock.advance(LEASE_MS + 10_000);
@@ -67,7 +74,7 @@ async function scenario(store: Store, clock: FakeClock): Promise<void> {
 /** Replaces a store's ids with labels (and lease tokens with a constant), so two stores' answers compare. */
 async function labeller(store: Store): Promise<(value: unknown) => unknown> {
   const labels = new Map<string, string>();
-  for (const run of await store.reads.listRuns({ limit: RUNS })) labels.set(run.id, `r${(run.input as { n: number }).n}`);
+  for (const run of await store.reads.listRuns({ limit: 10 * RUNS })) labels.set(run.id, `r${(run.input as { n: number }).n}`);
   for (const job of await store.reads.listJobs({ limit: 10 * RUNS })) labels.set(job.id, `${labels.get(job.runId)}:${job.stage}:${job.kind}`);
   return (value) =>
     JSON.parse(JSON.stringify(value).replace(/(run|job)_[0-9a-f]{32}/g, (id) => labels.get(id) ?? 'unknown'), (key, v: unknown) =>
@@ -131,6 +138,7 @@ async function readEverything(store: Store): Promise<Record<string, unknown>> {
     runJobs: await scan((page) => store.audit.runJobs(page), 13),
     ledgerMismatches: await scan((page) => store.audit.ledgerMismatches(page), 17),
     expiredLeases: await scan((page) => store.audit.expiredLeases({ ...page, graceMs: 1_000 }), 4),
+    publications: await Promise.all([1, 4].map((limit) => scan((page) => store.audit.publications(page), limit))),
   };
 }
 
@@ -149,7 +157,8 @@ describe('Redis reads, stats and audit at scale', { skip: redisSkipReason() }, (
     const actual = (await labeller(store))(await readEverything(store)) as Record<string, unknown>;
     for (const key of Object.keys(expected)) assert.deepEqual(actual[key], expected[key], key);
     const runs = expected['runs'] as unknown[][][];
-    assert.equal(runs[0]?.flat().length, RUNS, 'every run listed once');
+    assert.equal(runs[0]?.flat().length, RUNS + 1, 'every run listed once');
+    assert.equal((expected['publications'] as AuditPage<unknown>[][])[0]?.length, 61, 'sixty publications, one per page, and the page that ends the scan');
     assert.ok((runs[1]?.flat().length ?? 0) >= 40, 'cancelled runs span several walks of the index');
     await memory.close();
   });

@@ -27,8 +27,8 @@ export interface RedisServerSettings {
   configRefused: string | null;
 }
 
-/** `key:value` lines of an `INFO` reply. */
-function parseInfo(text: string): Map<string, string> {
+/** The `key:value` lines of an `INFO` reply. */
+export function parseInfo(text: string): Map<string, string> {
   const fields = new Map<string, string>();
   for (const line of text.split('\r\n')) {
     const colon = line.indexOf(':');

@@ -14,7 +14,7 @@ local afterId = ARGV[4]
 local limit = tonumber(ARGV[5])
 local min = afterAt and int(afterAt) or '-inf'
 
-local candidates = {}
+local offer, sorted = smallest_by_at_then_id(limit)
 for _, queue in ipairs(redis.call('SMEMBERS', k('queues'))) do
   local taken, offset = 0, 0
   while taken < limit do
@@ -22,7 +22,7 @@ for _, queue in ipairs(redis.call('SMEMBERS', k('queues'))) do
     for i = 1, #batch, 2 do
       local at = tonumber(batch[i + 1])
       if afterAt == nil or at > afterAt or bytes_lt(afterId, batch[i]) then
-        candidates[#candidates + 1] = { id = batch[i], at = at }
+        offer({ id = batch[i], at = at })
         taken = taken + 1
       end
     end
@@ -30,11 +30,9 @@ for _, queue in ipairs(redis.call('SMEMBERS', k('queues'))) do
     offset = offset + limit
   end
 end
-sort_by_at_then_id(candidates)
 
 local rows = {}
-for i = 1, math.min(limit, #candidates) do
-  local c = candidates[i]
+for _, c in ipairs(sorted()) do
   local f = redis.call('HMGET', k_job(c.id), 'runId', 'queue', 'stage', 'kind', 'leaseOwner', 'state')
   if f[6] == 'leased' then
     rows[#rows + 1] = { id = c.id, runId = f[1], queue = f[2], stage = f[3], kind = f[4], leaseOwner = f[5] or nil, leaseUntil = int(c.at) }

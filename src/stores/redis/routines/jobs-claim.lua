@@ -18,7 +18,8 @@
 --     taken first; the reaper returns the rest to ready.)
 --   * Nothing is claimed from a paused queue; a queue named twice is served twice, the second
 --     request seeing the first one's jobs as leased.
---   * Every claim takes the next fence of meta's one counter: fences only grow.
+--   * Every claim takes a fence of meta's one counter (a request's jobs take theirs in one step):
+--     fences only grow.
 
 local EXPIRED_WINDOW = 256
 local requests = cjson.decode(ARGV[2])
@@ -27,6 +28,7 @@ local nowText = int(now)
 local tokenBase = ARGV[3] .. '.'
 local leased = 0
 local touched = {}
+local fence = 0
 
 -- The due jobs of `queue` in claim order, at most `limit`: {id, priority, availableAt, state}.
 local function candidates(queue, limit)
@@ -83,7 +85,8 @@ local function lease(c, request, leaseMs)
   j.state = 'leased'
   j.leaseOwner = request.workerId
   j.leaseToken = tokenBase .. leased
-  j.fence = int(next_fence())
+  j.fence = int(fence)
+  fence = fence + 1
   j.leaseUntil = int(now + leaseMs)
   j.leaseMs = int(leaseMs)
   j.attempt = int(tonumber(j.attempt) + 1)
@@ -92,8 +95,8 @@ local function lease(c, request, leaseMs)
   redis.call('ZADD', k_leased(queue), j.leaseUntil, id)
 
   -- A rollback job compensates a stage that succeeded: that record's status must stay as is.
-  if j.kind == 'stage' then
-    local stageKey = JOBS.stage_key(runId, j.stage)
+  local stageKey = j.kind == 'stage' and JOBS.stage_key(runId, j.stage)
+  if stageKey then
     local s = redis.call('HMGET', stageKey, 'status', 'attempts', 'startedAt')
     redis.call('HSET', stageKey, 'status', 'running', 'attempts', int(tonumber(s[2]) + 1), 'leaseOwner', j.leaseOwner,
       'leaseUntil', j.leaseUntil, 'startedAt', s[3] or nowText)
@@ -134,7 +137,10 @@ for _, request in ipairs(requests) do
   if limit > 0 and redis.call('SISMEMBER', k('paused'), request.queue) == 0 then
     local leaseMs = tonumber(request.leaseMs)
     touched = {}
-    for _, c in ipairs(candidates(request.queue, limit)) do claimed[#claimed + 1] = lease(c, request, leaseMs) end
+    local picked = candidates(request.queue, limit)
+    -- One counter step for the request's jobs: their fences in claim order.
+    if #picked > 0 then fence = next_fences(#picked) end
+    for _, c in ipairs(picked) do claimed[#claimed + 1] = lease(c, request, leaseMs) end
     for priority in pairs(touched) do
       if redis.call('EXISTS', k_ready(request.queue, priority)) == 0 then redis.call('ZREM', k_prios(request.queue), priority) end
     end

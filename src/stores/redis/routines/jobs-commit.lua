@@ -28,10 +28,10 @@ local now = now_ms()
 local nowText = int(now)
 local woken = {}
 
--- The run fields an enqueue needs.
-local function runOf(runId)
-  local f = redis.call('HMGET', k_run(runId), 'pipeline', 'tenant', 'traceId', 'status')
-  return { id = runId, pipeline = f[1], tenant = f[2] or nil, traceId = f[3] or nil, status = f[4] }
+-- The run fields an enqueue needs, from job `j` (a job carries its run's pipeline, tenant and
+-- trace id, which never change).
+local function runOf(j)
+  return { id = j.runId, pipeline = j.pipeline, tenant = j.tenant, traceId = j.traceId }
 end
 
 local function enqueue(run, spec)
@@ -42,18 +42,19 @@ end
 -- Enqueues a compensation and marks its stage's rollback pending.
 local function enqueueRollback(run, spec)
   enqueue(run, spec)
-  redis.call('HSET', JOBS.stage_key(run.id, spec.stage), 'rollbackStatus', 'pending')
+  local stageKey = JOBS.stage_key(run.id, spec.stage)
+  if stageKey then redis.call('HSET', stageKey, 'rollbackStatus', 'pending') end
 end
 
 local function complete(item, j)
-  local run = runOf(j.runId)
+  local run = runOf(j)
   JOBS.ledger_put(j, item.output, now)
   local stageKey = JOBS.stage_key(j.runId, j.stage)
-  if j.kind == 'stage' then
+  if stageKey and j.kind == 'stage' then
     redis.call('HSET', stageKey, 'status', 'succeeded', 'output', item.output, 'finishedAt', nowText, 'durationMs', item.durationMs)
     redis.call('HDEL', stageKey, 'error', 'leaseOwner', 'leaseUntil')
     redis.call('HSET', JOBS.k_outputs(j.runId), j.stage, item.output)
-  else
+  elseif stageKey then
     redis.call('HSET', stageKey, 'rollbackStatus', 'succeeded')
   end
   -- Delete before enqueuing: the next job must not be absorbed by this one's key.
@@ -61,7 +62,7 @@ local function complete(item, j)
 
   local runKey = k_run(j.runId)
   local next = item.next
-  local status = run.status
+  local status
   if next == nil then
     status = j.kind == 'stage' and 'succeeded' or 'failed'
     redis.call('HSET', runKey, 'status', status, 'finishedAt', nowText, 'updatedAt', nowText)
@@ -69,9 +70,11 @@ local function complete(item, j)
   elseif next.kind == 'rollback' then
     enqueueRollback(run, next)
     redis.call('HSET', runKey, 'updatedAt', nowText)
+    status = redis.call('HGET', runKey, 'status')
   else
     enqueue(run, next)
     redis.call('HSET', runKey, 'currentStage', next.stage, 'updatedAt', nowText)
+    status = redis.call('HGET', runKey, 'status')
   end
   -- The job's own fence (or its lock's) orders publications: a later holder of the same version wins.
   local refused = JOBS.publish(item.publish, tonumber(j.fence), now, item.lockKey, item.lockFence)
@@ -89,10 +92,11 @@ local function attemptJson(item, j)
 end
 
 local function failItem(item, j)
-  local run = runOf(j.runId)
+  local run = runOf(j)
+  run.status = redis.call('HGET', k_run(j.runId), 'status')
   local runKey, jobKey = k_run(j.runId), k_job(j.id)
   local stageKey = JOBS.stage_key(j.runId, j.stage)
-  local isStage = j.kind == 'stage'
+  local isStage = stageKey ~= nil and j.kind == 'stage'
   redis.call('RPUSH', k_attempts(j.runId), attemptJson(item, j))
 
   JOBS.unindex(j)
@@ -129,7 +133,7 @@ local function failItem(item, j)
     state = 'dead'
     if isStage then
       redis.call('HSET', stageKey, 'status', action == 'fail' and 'failed' or 'dead_lettered', 'finishedAt', nowText)
-    else
+    elseif stageKey then
       redis.call('HSET', stageKey, 'rollbackStatus', 'dead_lettered')
     end
     if redis.call('HGET', k('jobkey'), j.idempotencyKey) == j.id then redis.call('HDEL', k('jobkey'), j.idempotencyKey) end

@@ -20,7 +20,8 @@ for _, queue in ipairs(redis.call('SMEMBERS', k('queues'))) do
     redis.call('HSET', k_job(id), 'state', 'ready')
     redis.call('HINCRBY', k_job(id), 'redeliveries', 1)
     JOBS.index(j)
-    if j.kind == 'stage' then redis.call('HDEL', JOBS.stage_key(j.runId, j.stage), 'leaseOwner', 'leaseUntil') end
+    local stageKey = j.kind == 'stage' and JOBS.stage_key(j.runId, j.stage)
+    if stageKey then redis.call('HDEL', stageKey, 'leaseOwner', 'leaseUntil') end
     redelivered[queue] = (redelivered[queue] or 0) + 1
   end
 end

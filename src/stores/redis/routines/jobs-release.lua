@@ -28,8 +28,8 @@ for _, lease in ipairs(leases) do
       redis.call('HDEL', jobKey, 'lockWaitSince')
     end
     JOBS.index(j)
-    if j.kind == 'stage' then
-      local stageKey = JOBS.stage_key(j.runId, j.stage)
+    local stageKey = j.kind == 'stage' and JOBS.stage_key(j.runId, j.stage)
+    if stageKey then
       local attempts = tonumber(redis.call('HGET', stageKey, 'attempts') or '0')
       redis.call('HSET', stageKey, 'status', 'pending', 'attempts', int(math.max(0, attempts - 1)))
       redis.call('HDEL', stageKey, 'leaseOwner', 'leaseUntil')

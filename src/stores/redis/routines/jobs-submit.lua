@@ -94,7 +94,8 @@ for _, r in ipairs(requests) do
       local queue = JOBS.enqueue({ id = id, pipeline = r.pipeline, tenant = r.tenant, traceId = r.traceId }, r.first, now)
       if queue then woken[queue] = true end
     end
-    results[#results + 1] = { created = true, run = redis.call('HGETALL', k_run(id)) }
+    -- A live run is as written; a superseded one is read back.
+    results[#results + 1] = { created = true, run = superseded and redis.call('HGETALL', k_run(id)) or fields }
   end
 end
 

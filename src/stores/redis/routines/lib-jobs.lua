@@ -90,7 +90,9 @@ function JOBS.delete_job(j)
   redis.call('DEL', k_job(j.id))
 end
 
--- The stage record key of `stage` in run `runId` (nil when the run has no such stage).
+-- The stage record key of `stage` in run `runId`, nil when the run has no such stage: callers
+-- then skip the record's write, as an UPDATE matching no row does in the SQL stores (a Lua
+-- error after a write would leave the script half applied: Redis does not roll scripts back).
 function JOBS.stage_key(runId, stage)
   local index = redis.call('LPOS', k_stages(runId), stage)
   if not index then return nil end
@@ -105,8 +107,8 @@ function JOBS.enqueue(run, spec, now)
   local key = spec.key
   local at = string.find(key, JOBS.RUN_PLACEHOLDER, 1, true)
   if at then key = string.sub(key, 1, at - 1) .. run.id .. string.sub(key, at + #JOBS.RUN_PLACEHOLDER) end
-  if redis.call('HEXISTS', P .. 'jobkey', key) == 1 then return nil end
   local id, queue, nowText = spec.id, spec.queue, int(now)
+  if redis.call('HSETNX', P .. 'jobkey', key, id) == 0 then return nil end
   local fields = {
     'id', id, 'runId', run.id, 'pipeline', run.pipeline, 'stage', spec.stage, 'queue', queue, 'kind', spec.kind,
     'state', 'ready', 'idempotencyKey', key, 'attempt', '0', 'maxAttempts', spec.maxAttempts,
@@ -117,9 +119,9 @@ function JOBS.enqueue(run, spec, now)
   redis.call('HSET', k_job(id), unpack(fields))
   redis.call('HSET', P .. 'jobrun', id, run.id)
   redis.call('SADD', k_runjobs(run.id), id)
-  redis.call('HSET', P .. 'jobkey', key, id)
-  redis.call('SADD', P .. 'queues', queue)
-  JOBS.index({ id = id, state = 'ready', queue = queue, priority = spec.priority, availableAt = nowText })
+  redis.call('ZADD', k_ready(queue, spec.priority), nowText, id)
+  -- A priority already in prios:<queue> means the queue had a ready job: it is in 'queues'.
+  if redis.call('ZADD', k_prios(queue), spec.priority, spec.priority) == 1 then redis.call('SADD', P .. 'queues', queue) end
   return queue
 end
 
@@ -215,8 +217,9 @@ function JOBS.restart(j, now)
   j.availableAt = nowText
   redis.call('HSET', k_job(j.id), 'state', 'ready', 'attempt', '0', 'availableAt', nowText)
   JOBS.index(j)
-  if j.kind == 'stage' then
-    redis.call('HSET', JOBS.stage_key(j.runId, j.stage), 'status', 'pending')
+  local stageKey = j.kind == 'stage' and JOBS.stage_key(j.runId, j.stage)
+  if stageKey then
+    redis.call('HSET', stageKey, 'status', 'pending')
     redis.call('HDEL', JOBS.k_outputs(j.runId), j.stage)
   end
   redis.call('HSET', k_run(j.runId), 'status', 'running', 'currentStage', j.stage, 'updatedAt', nowText)

@@ -82,6 +82,8 @@ end
 
 -- The next fence: greater than every fence this store issued before.
 local function next_fence() return redis.call('HINCRBY', P .. 'meta', 'fence', 1) end
+-- The next `n` fences at once (n >= 1): returns the first; the others follow it one by one.
+local function next_fences(n) return redis.call('HINCRBY', P .. 'meta', 'fence', n) - n + 1 end
 
 -- A hash as a Lua table (empty table when the key does not exist).
 local function hgetall(key)

@@ -22,12 +22,44 @@ local function opt_arg(text)
   return string.sub(text, 2)
 end
 
--- Sorts `rows` (tables with a numeric `at` and a text `id`) by at, then id in byte order.
-local function sort_by_at_then_id(rows)
-  table.sort(rows, function(a, b)
+-- The `limit` smallest of the rows offered one by one (tables with a numeric `at` and a text
+-- `id`), by at then id in byte order: a bounded max-heap, so a listing that must read many rows
+-- keeps and compares few (most rows lose to the heap's top on `at` alone).
+local function smallest_by_at_then_id(limit)
+  local heap = {}
+  local function lt(a, b)
     if a.at ~= b.at then return a.at < b.at end
     return bytes_lt(a.id, b.id)
-  end)
+  end
+  local function swap(i, j) heap[i], heap[j] = heap[j], heap[i] end
+  local function offer(row)
+    local n = #heap
+    if n < limit then
+      heap[n + 1] = row
+      local i = n + 1
+      while i > 1 and lt(heap[math.floor(i / 2)], heap[i]) do
+        swap(i, math.floor(i / 2))
+        i = math.floor(i / 2)
+      end
+    elseif n > 0 and lt(row, heap[1]) then
+      heap[1] = row
+      local i = 1
+      while true do
+        local m, l, r = i, 2 * i, 2 * i + 1
+        if l <= n and lt(heap[m], heap[l]) then m = l end
+        if r <= n and lt(heap[m], heap[r]) then m = r end
+        if m == i then break end
+        swap(i, m)
+        i = m
+      end
+    end
+  end
+  -- The rows kept, smallest first.
+  local function sorted()
+    table.sort(heap, lt)
+    return heap
+  end
+  return offer, sorted
 end
 
 -- Walks the members of lexicographic zset `key` from `max` down to `min` (ZREVRANGEBYLEX bounds),

@@ -5,8 +5,8 @@
 --   [5] limit.
 -- Result: [flat Job hash, ...], oldest first.
 -- Cost: every job the most selective index gives (the run's jobs; else the queue's, or every
---   queue's, jobs of the state; else all jobs) is read (four fields) and sorted; only the page is
---   read whole. No index orders jobs by enqueuedAt: a zset of job ids scored by enqueuedAt
+--   queue's, jobs of the state; else all jobs) is read (four fields); the `limit` oldest are kept
+--   (smallest_by_at_then_id) and read whole. No index orders jobs by enqueuedAt: a zset of job ids scored by enqueuedAt
 --   (ties in id order, as this listing wants) would make an unfiltered page O(limit).
 -- Invariant: reads only.
 local queue, runId, state = opt_arg(ARGV[2]), opt_arg(ARGV[3]), opt_arg(ARGV[4])
@@ -29,14 +29,13 @@ else
   end
 end
 
-local found = {}
+local offer, sorted = smallest_by_at_then_id(limit)
 for _, id in ipairs(ids) do
   local f = redis.call('HMGET', k_job(id), 'queue', 'runId', 'state', 'enqueuedAt')
   if f[1] and (queue == nil or f[1] == queue) and (runId == nil or f[2] == runId) and (state == nil or f[3] == state) then
-    found[#found + 1] = { id = id, at = tonumber(f[4]) }
+    offer({ id = id, at = tonumber(f[4]) })
   end
 end
-sort_by_at_then_id(found)
 local out = {}
-for i = 1, math.min(limit, #found) do out[i] = redis.call('HGETALL', k_job(found[i].id)) end
+for i, row in ipairs(sorted()) do out[i] = redis.call('HGETALL', k_job(row.id)) end
 return ok(out)
