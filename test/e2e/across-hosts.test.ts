@@ -5,7 +5,7 @@
  *
  * - An asset uploaded to one host is rendered (by either) and served by both, byte for byte.
  * - The host that holds the render job of a second upload is SIGKILLed in the middle of the
- *   render; the other host takes the job over once its lease expires. The run succeeds with
+ *   render (while a render product is being built); the other host takes the job over once its lease expires. The run succeeds with
  *   every stage once in the ledger, each profile has exactly one publication (counted beside
  *   kiln) served right, and the bucket holds only whole objects: every object's sha256 is the
  *   content address in its key (an S3 PUT is atomic: a writer killed mid-upload leaves nothing).
@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { after, describe, test, type TestContext } from 'node:test';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { createS3Client, parseS3Url, type S3ArtifactsSettings } from '../../src/artifacts/s3-client.ts';
+import { RENDER_CACHE } from '../../src/pipelines/thumbnails/stages.ts';
 import { photoJpeg } from '../support/asset-fixtures.ts';
 import { sharedS3 } from '../support/s3-server.ts';
 import type { CorpusImage } from './asset-corpus.ts';
@@ -137,28 +138,31 @@ async function uploadOnOneServeOnBoth(to: Host, other: Host): Promise<void> {
 }
 
 /**
- * Uploads a large photo to `hosts[0]`, SIGKILLs whichever host holds its render job while it is
- * leased, and returns the run as the surviving host finished it, with the survivor.
+ * Uploads a large photo to `hosts[0]`, SIGKILLs whichever host holds its render job while it
+ * builds a render, and returns the run as the surviving host finished it, with the survivor.
  */
 async function killMidRender(scene: E2eScene, hosts: readonly Host[], image: CorpusImage): Promise<{ run: AssetRunJson; survivor: Host }> {
   const [first] = hosts as [Host, Host];
   const accepted = await putAsset(first.base, image.assetId, image.bytes, image.upload);
   assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
   const runId = accepted.body.run_id ?? '';
-  // The probe answers the host holding the lease, or the run's status if it ended first (a miss).
+  // Mid-render: a host holds the render job's lease and a render product is being built (this
+  // run is the only one rendering). The probe answers that host, or the run's status if it ended
+  // first (a miss).
+  const { store } = scene.store;
   const seen = await waitUntil(
-    'a host to hold the render job',
+    'a host to be building the renders',
     async () => {
-      const [job] = await scene.store.store.reads.listJobs({ runId, queue: 'thumbnails.render', state: 'leased', limit: 1 });
+      const [job] = await store.reads.listJobs({ runId, queue: 'thumbnails.render', state: 'leased', limit: 1 });
       const holder = hosts.find((h) => h.workerId === job?.leaseOwner);
-      if (holder !== undefined) return holder;
-      const status = (await scene.store.store.reads.getRun(runId))?.run.status;
+      if (holder !== undefined && (await store.cache.list({ cache: RENDER_CACHE, status: 'building', limit: 1 })).length > 0) return holder;
+      const status = (await store.reads.getRun(runId))?.run.status;
       return status === 'queued' || status === 'running' ? undefined : status;
     },
     STEP_TIMEOUT_MS,
     10,
   );
-  assert.ok(typeof seen !== 'string', `the run ended (${String(seen)}) before a render lease was seen`);
+  assert.ok(typeof seen !== 'string', `the run ended (${String(seen)}) before a host was seen building its renders`);
   const victim = seen;
   victim.proc.child.kill('SIGKILL');
   assert.equal((await exitWithin(victim.proc, `${victim.name} to die`, STEP_TIMEOUT_MS)).signal, 'SIGKILL');
