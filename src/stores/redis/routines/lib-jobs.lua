@@ -44,15 +44,15 @@ end
 function JOBS.index(j)
   local state, id, queue = j.state, j.id, j.queue
   if state == 'ready' then
-    redis.call('ZADD', P .. 'ready:' .. queue .. ':' .. j.priority, j.availableAt, id)
-    redis.call('ZADD', P .. 'prios:' .. queue, j.priority, j.priority)
+    redis.call('ZADD', k_ready(queue, j.priority), j.availableAt, id)
+    redis.call('ZADD', k_prios(queue), j.priority, j.priority)
   elseif state == 'leased' then
-    redis.call('ZADD', P .. 'leased:' .. queue, j.leaseUntil, id)
+    redis.call('ZADD', k_leased(queue), j.leaseUntil, id)
   elseif state == 'parked' then
-    redis.call('ZADD', P .. 'parked:' .. queue, 0, id)
+    redis.call('ZADD', k_parked(queue), 0, id)
   elseif state == 'dead' then
-    redis.call('ZADD', P .. 'dead:' .. queue, 0, id)
-    redis.call('ZADD', P .. 'deadjobs', 0, id)
+    redis.call('ZADD', k_dead(queue), 0, id)
+    redis.call('ZADD', k('deadjobs'), 0, id)
   end
 end
 
@@ -60,16 +60,16 @@ end
 function JOBS.unindex(j)
   local state, id, queue = j.state, j.id, j.queue
   if state == 'ready' then
-    local ready = P .. 'ready:' .. queue .. ':' .. j.priority
+    local ready = k_ready(queue, j.priority)
     redis.call('ZREM', ready, id)
-    if redis.call('EXISTS', ready) == 0 then redis.call('ZREM', P .. 'prios:' .. queue, j.priority) end
+    if redis.call('EXISTS', ready) == 0 then redis.call('ZREM', k_prios(queue), j.priority) end
   elseif state == 'leased' then
-    redis.call('ZREM', P .. 'leased:' .. queue, id)
+    redis.call('ZREM', k_leased(queue), id)
   elseif state == 'parked' then
-    redis.call('ZREM', P .. 'parked:' .. queue, id)
+    redis.call('ZREM', k_parked(queue), id)
   elseif state == 'dead' then
-    redis.call('ZREM', P .. 'dead:' .. queue, id)
-    redis.call('ZREM', P .. 'deadjobs', id)
+    redis.call('ZREM', k_dead(queue), id)
+    redis.call('ZREM', k('deadjobs'), id)
   end
 end
 
@@ -83,8 +83,8 @@ end
 -- Deletes job `j` (a table as JOBS.job returns): index, live key, run's job set, record.
 function JOBS.delete_job(j)
   JOBS.unindex(j)
-  if j.state ~= 'dead' and redis.call('HGET', P .. 'jobkey', j.idempotencyKey) == j.id then
-    redis.call('HDEL', P .. 'jobkey', j.idempotencyKey)
+  if j.state ~= 'dead' and redis.call('HGET', k('jobkey'), j.idempotencyKey) == j.id then
+    redis.call('HDEL', k('jobkey'), j.idempotencyKey)
   end
   redis.call('SREM', k_runjobs(j.runId), j.id)
   redis.call('DEL', k_job(j.id))
@@ -108,7 +108,7 @@ function JOBS.enqueue(run, spec, now)
   local at = string.find(key, JOBS.RUN_PLACEHOLDER, 1, true)
   if at then key = string.sub(key, 1, at - 1) .. run.id .. string.sub(key, at + #JOBS.RUN_PLACEHOLDER) end
   local id, queue, nowText = spec.id, spec.queue, int(now)
-  if redis.call('HSETNX', P .. 'jobkey', key, id) == 0 then return nil end
+  if redis.call('HSETNX', k('jobkey'), key, id) == 0 then return nil end
   local fields = {
     'id', id, 'runId', run.id, 'pipeline', run.pipeline, 'stage', spec.stage, 'queue', queue, 'kind', spec.kind,
     'state', 'ready', 'idempotencyKey', key, 'attempt', '0', 'maxAttempts', spec.maxAttempts,
@@ -117,11 +117,11 @@ function JOBS.enqueue(run, spec, now)
   if run.tenant then fields[#fields + 1] = 'tenant'; fields[#fields + 1] = run.tenant end
   if run.traceId then fields[#fields + 1] = 'traceId'; fields[#fields + 1] = run.traceId end
   redis.call('HSET', k_job(id), unpack(fields))
-  redis.call('HSET', P .. 'jobrun', id, run.id)
+  redis.call('HSET', k('jobrun'), id, run.id)
   redis.call('SADD', k_runjobs(run.id), id)
   redis.call('ZADD', k_ready(queue, spec.priority), nowText, id)
   -- A priority already in prios:<queue> means the queue had a ready job: it is in 'queues'.
-  if redis.call('ZADD', k_prios(queue), spec.priority, spec.priority) == 1 then redis.call('SADD', P .. 'queues', queue) end
+  if redis.call('ZADD', k_prios(queue), spec.priority, spec.priority) == 1 then redis.call('SADD', k('queues'), queue) end
   return queue
 end
 
@@ -150,7 +150,7 @@ end
 function JOBS.check_lease(jobId, token, now)
   local j = JOBS.job(jobId)
   if j == nil then
-    local runId = redis.call('HGET', P .. 'jobrun', jobId)
+    local runId = redis.call('HGET', k('jobrun'), jobId)
     local status = runId and redis.call('HGET', k_run(runId), 'status')
     if status == 'cancelled' or status == 'superseded' then return nil, 'cancelled' end
     return nil, 'lost'
