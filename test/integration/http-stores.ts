@@ -10,6 +10,7 @@ import pg from 'pg';
 import { createMemoryStore } from '../../src/stores/memory/index.ts';
 import { createPostgresStore } from '../../src/stores/postgres/index.ts';
 import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
+import { s3Artifacts } from '../support/artifact-cases.ts';
 import { createSchemaName, postgresSkipReason, sharedPostgres } from '../support/postgres-cluster.ts';
 import { redisSkipReason } from '../support/redis-server.ts';
 import { createRedisTestStore, stopRedisAfterAll } from '../support/redis-stores.ts';
@@ -48,10 +49,12 @@ export const postgresHttpStore: StoreFactory = async () => {
 export const redisHttpStore: StoreFactory = () => createRedisTestStore();
 
 /**
- * memory, sqlite, postgres and redis, in that order. Call it at the top level of a test file: it
- * registers the stop of the file's Redis server after its last test.
+ * memory, sqlite, postgres and redis, in that order, with filesystem artifacts; with
+ * `s3Artifacts`, then memory with S3 artifacts (the suites of assets and QR, whose bytes go
+ * through the artifact store). Call it at the top level of a test file: it registers the stop of
+ * the file's Redis server after its last test.
  */
-export function httpStoreCases(): HttpStoreCase[] {
+export function httpStoreCases(options: { s3Artifacts?: boolean } = {}): HttpStoreCase[] {
   const redisSkip = redisSkipReason();
   if (redisSkip === undefined) stopRedisAfterAll();
   return [
@@ -59,5 +62,6 @@ export function httpStoreCases(): HttpStoreCase[] {
     { name: 'sqlite', skip: undefined, create: (dir) => createSqliteStore({ path: join(dir, 'kiln.db') }) },
     { name: 'postgres', skip: postgresSkipReason(), create: postgresHttpStore },
     { name: 'redis', skip: redisSkip, create: redisHttpStore },
+    ...(options.s3Artifacts ? [{ name: 'memory with S3 artifacts', skip: undefined, create: () => ({ store: createMemoryStore(), destroy: async () => {}, artifacts: s3Artifacts }) }] : []),
   ];
 }

@@ -56,6 +56,10 @@ async function spawnServer(server: OwnedServer): Promise<void> {
     child.once('exit', (code) => reject(new Error(`s3rver exited with ${code} before listening`)));
     child.once('error', reject);
   });
+  // The server must not keep the test process alive: the exit hook kills it.
+  child.stdout?.destroy();
+  child.removeAllListeners('exit');
+  child.unref();
 }
 
 /** SIGKILLs the server (an outage as abrupt as a crash) and waits until it is gone. */
