@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, test, type TestContext } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { createS3Client, parseS3Url, type S3ArtifactsSettings } from '../../src/artifacts/s3-client.ts';
 import { RENDER_CACHE } from '../../src/pipelines/thumbnails/stages.ts';
@@ -171,22 +171,10 @@ async function killMidRender(scene: E2eScene, hosts: readonly Host[], image: Cor
   return { run, survivor };
 }
 
-let s3Used = false;
-
-/** This process's S3, stopped after the file's last test (its child process would keep the file running). */
-function usedS3(): ReturnType<typeof sharedS3> {
-  s3Used = true;
-  return sharedS3();
-}
-after(async () => {
-  const s3 = s3Used ? await sharedS3() : undefined;
-  if (s3?.owned) await s3.stop();
-});
-
 async function acrossHosts(t: TestContext, storeCase: QrE2eStoreCase): Promise<void> {
   const startedAt = Date.now();
   const scene = await openE2eScene(t, storeCase, 'kiln-hosts-');
-  const s3 = await usedS3();
+  const s3 = await sharedS3();
   const settings = s3.newStore();
   const s3Env = s3.envOf(settings);
   const hosts = [await startHost(t, scene, s3Env, 'a'), await startHost(t, scene, s3Env, 'b')];
