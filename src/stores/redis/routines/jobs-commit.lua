@@ -4,15 +4,16 @@
 --   stage:<runId>:<index>, jobs:outputs:<runId>, ledger:<key>, runledger:<runId>, attempts:<runId>, queues,
 --   prios:<queue>, ready:<queue>:<priority>, leased:<queue>, parked:<queue>, dead:<queue>,
 --   deadjobs, pub:<subjectId> (written), lock:<key> (read: its fence).
--- ARGV[2]: JSON array of items, in order; numbers as decimal text, JSON values as JSON text:
---   complete: {type 'complete', jobId, token, output, durationMs, next?, publish?
---     [{subjectId, profile, artifactRef, subjectVersion}], lockKey?, lockFence?}
---   fail: {type 'fail', jobId, token, error, durationMs, action (retry | park | dead_letter |
---     fail), delayMs?, rollback?}
---   next / rollback: {id, stage, queue, kind, maxAttempts, priority, key (the run id as
---     JOBS.RUN_PLACEHOLDER)}.
--- ARGV[3]: run statuses that may move to parked, comma-separated (core's transition table).
--- Result: {results: [{outcome, runStatus?, publicationsRefused?}], wake: [queues]}.
+-- ARGV[2]: run statuses that may move to parked, comma-separated (core's transition table).
+-- ARGV[3..]: the items, in order, as flat arguments (no JSON to decode); numbers as decimal
+--   text, JSON values as JSON text, a job spec as '0' (none) or '1' then its 7 fields: id, stage,
+--   queue, kind, maxAttempts, priority, key (the run id as JOBS.RUN_PLACEHOLDER):
+--   complete: 'complete', jobId, token, output, durationMs, next spec, publication count n,
+--     n x (subjectId, profile, artifactRef, subjectVersion), lockKey ('' = none), lockFence.
+--   fail: 'fail', jobId, token, error, durationMs, action (retry | park | dead_letter | fail),
+--     delayMs, rollback spec.
+-- Result: a native reply (no cjson): per item, in order, outcome, runStatus (nil when none),
+--   publications refused (text); then the queues it made ready now (to wake).
 -- Invariants:
 --   * Each item is fenced by its own lease and applied as if alone, in order: the lease check
 --     comes before any write, so a refused item changes nothing and does not affect the others.
@@ -22,8 +23,7 @@
 --   * A failure appends to attempts:<runId> and applies the engine's decision as given (see
 --     FailureDecision in core/ports/jobs.ts).
 
-local items = cjson.decode(ARGV[2])
-local parkFrom = JOBS.set_of(ARGV[3])
+local parkFrom = JOBS.set_of(ARGV[2])
 local now = now_ms()
 local nowText = int(now)
 local woken = {}
@@ -78,9 +78,7 @@ local function complete(item, j)
   end
   -- The job's own fence (or its lock's) orders publications: a later holder of the same version wins.
   local refused = JOBS.publish(item.publish, tonumber(j.fence), now, item.lockKey, item.lockFence)
-  local result = { outcome = 'committed', runStatus = status }
-  if refused > 0 then result.publicationsRefused = refused end
-  return result
+  return 'committed', status, refused
 end
 
 -- The failed attempt as FailedAttempt JSON text (error: the item's error JSON text).
@@ -152,21 +150,75 @@ local function failItem(item, j)
   JOBS.index(j)
   hset(runKey, runFields)
   if state == 'dead' and item.rollback ~= nil then enqueueRollback(run, item.rollback) end
-  return { outcome = 'committed', runStatus = runFields.status or run.status }
+  return 'committed', runFields.status or run.status, 0
 end
 
-local results = {}
-for i, item in ipairs(items) do
-  local j, refusal = JOBS.check_lease(item.jobId, item.token, now)
-  if j == nil then
-    results[i] = { outcome = refusal == 'cancelled' and 'cancelled' or 'lease_lost' }
-  elseif item.type == 'complete' then
-    results[i] = complete(item, j)
+-- The items off ARGV (see the header), one argument at a time.
+local at = 2
+local function arg()
+  at = at + 1
+  return ARGV[at]
+end
+local function specArg()
+  if arg() == '0' then return nil end
+  local id = arg()
+  local stage = arg()
+  local queue = arg()
+  local kind = arg()
+  local maxAttempts = arg()
+  local priority = arg()
+  return { id = id, stage = stage, queue = queue, kind = kind, maxAttempts = maxAttempts, priority = priority, key = arg() }
+end
+local function itemArg()
+  local item = { type = arg(), jobId = arg(), token = arg() }
+  if item.type == 'complete' then
+    item.output = arg()
+    item.durationMs = arg()
+    item.next = specArg()
+    local count = tonumber(arg())
+    if count > 0 then
+      local pubs = {}
+      for i = 1, count do
+        local subjectId = arg()
+        local profile = arg()
+        local artifactRef = arg()
+        pubs[i] = { subjectId = subjectId, profile = profile, artifactRef = artifactRef, subjectVersion = arg() }
+      end
+      item.publish = pubs
+    end
+    local lockKey = arg()
+    local lockFence = arg()
+    if lockKey ~= '' then item.lockKey = lockKey; item.lockFence = lockFence end
   else
-    results[i] = failItem(item, j)
+    item.error = arg()
+    item.durationMs = arg()
+    item.action = arg()
+    item.delayMs = arg()
+    item.rollback = specArg()
   end
+  return item
 end
 
-local wake = {}
-for queue in pairs(woken) do wake[#wake + 1] = queue end
-return ok({ results = results, wake = wake })
+local out = {}
+local n = 0
+while at < #ARGV do
+  local item = itemArg()
+  local j, refusal = JOBS.check_lease(item.jobId, item.token, now)
+  local outcome, status, refused
+  if j == nil then
+    outcome, status, refused = refusal == 'cancelled' and 'cancelled' or 'lease_lost', false, 0
+  elseif item.type == 'complete' then
+    outcome, status, refused = complete(item, j)
+  else
+    outcome, status, refused = failItem(item, j)
+  end
+  out[n + 1] = outcome
+  out[n + 2] = status or false
+  out[n + 3] = int(refused)
+  n = n + 3
+end
+for queue in pairs(woken) do
+  n = n + 1
+  out[n] = queue
+end
+return out
