@@ -60,8 +60,9 @@ export interface RedisContext {
   call<T>(name: string, args?: readonly ScriptArg[]): Promise<T>;
   /**
    * Runs `routines/<name>.lua` like {@link RedisContext.call}, for a script that answers a
-   * native reply instead of ok()'s JSON (a hot path sparing cjson): resolves with the reply as
-   * ioredis gives it (text, null for a Lua false, arrays); such a script has no `err` answer.
+   * native array instead of ok()'s JSON (a hot path sparing cjson): resolves with the array as
+   * ioredis gives it (text, null for a Lua false, nested arrays), or rejects with the kiln error
+   * of a fail() answer (JSON text).
    */
   callReply<T>(name: string, args?: readonly ScriptArg[]): Promise<T>;
   /** Wakes listeners of this process and of every other process on the store (a hint only). */
@@ -157,7 +158,11 @@ export function createContext(deps: RedisContextDeps): RedisContext {
       if ('err' in answer) throw scriptError(answer.err);
       return answer.ok;
     },
-    callReply: runScript,
+    async callReply<T>(name: string, args: readonly ScriptArg[] = []): Promise<T> {
+      const reply = await runScript<T | string>(name, args);
+      if (typeof reply === 'string') throw scriptError((JSON.parse(reply) as { err: ScriptFailure }).err);
+      return reply;
+    },
     wake: deps.deliverWakes,
     guard,
     port: <Port extends object>(methods: Port): Port =>

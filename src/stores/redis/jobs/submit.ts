@@ -1,34 +1,60 @@
 /**
  * `jobs.submit` of the Redis store: the batch checked on its own here (first job among the
- * stages), then ONE call of routines/jobs-submit.lua with a run id and a job id per request.
+ * stages), then ONE call of routines/jobs-submit.lua with a run id and a job id per request, as
+ * flat arguments; a run created live comes back as a flag only (this side built every field of
+ * it but the time), any other run as its stored hash.
  */
+import type { Run } from '../../../core/model.ts';
 import type { SubmitRunRequest, SubmitRunResult } from '../../../core/ports/jobs.ts';
 import { assertSubmittable } from '../../shared/submit-checks.ts';
 import type { RedisContext } from '../context.ts';
-import { runFrom, toJson, type FlatHash } from '../rows.ts';
-import { TERMINAL_STATUSES, scriptJobSpec, wakeAfter, type Woken } from './scripts.ts';
+import { runFrom, toJson } from '../rows.ts';
+import { TERMINAL_STATUSES, scriptJobSpec } from './scripts.ts';
 
-interface SubmitAnswer extends Woken {
-  results: { created: boolean; run: FlatHash }[];
+/** The optional request fields, in the order the script writes them. */
+const OPTIONAL = ['idempotencyKey', 'subjectId', 'subjectVersion', 'tenant', 'traceId', 'traceParent'] as const;
+
+/** Appends one request as the script reads it (see jobs-submit.lua's header); returns its run id and input text. */
+function pushRequest(ctx: RedisContext, args: string[], request: SubmitRunRequest): { runId: string; input: string } {
+  const runId = ctx.ids.next('run');
+  const input = toJson(request.input);
+  args.push(runId, request.pipeline, String(request.pipelineVersion), input, request.inputChecksum);
+  const countAt = args.length;
+  args.push('0');
+  let count = 0;
+  for (const name of OPTIONAL) {
+    const value = request[name];
+    if (value === undefined) continue;
+    args.push(name, String(value));
+    count++;
+  }
+  args[countAt] = String(count);
+  args.push(String(request.stages.length), ...request.stages);
+  const first = scriptJobSpec(ctx, request.firstJob, runId);
+  args.push(first.id, first.stage, first.queue, first.kind, first.maxAttempts, first.priority, first.key);
+  return { runId, input };
 }
 
-/** One request as the script takes it (undefined fields left out: cjson would read null as a value). */
-function requestJson(ctx: RedisContext, request: SubmitRunRequest): Record<string, unknown> {
-  const runId = ctx.ids.next('run');
+/** The run a live creation wrote: the request's fields, queued at its first stage. */
+function createdRun(request: SubmitRunRequest, runId: string, input: string, now: number): Run {
   return {
-    runId,
+    id: runId,
     pipeline: request.pipeline,
-    pipelineVersion: String(request.pipelineVersion),
-    input: toJson(request.input),
+    pipelineVersion: request.pipelineVersion,
+    status: 'queued',
+    currentStage: request.firstJob.stage,
+    input: JSON.parse(input) as Run['input'],
     inputChecksum: request.inputChecksum,
-    stages: request.stages,
-    idempotencyKey: request.idempotencyKey,
-    subjectId: request.subjectId,
-    subjectVersion: request.subjectVersion === undefined ? undefined : String(request.subjectVersion),
-    tenant: request.tenant,
-    traceId: request.traceId,
-    traceParent: request.traceParent,
-    first: scriptJobSpec(ctx, request.firstJob, runId),
+    idempotencyKey: request.idempotencyKey ?? null,
+    subjectId: request.subjectId ?? null,
+    subjectVersion: request.subjectVersion ?? null,
+    tenant: request.tenant ?? null,
+    traceId: request.traceId ?? null,
+    traceParent: request.traceParent ?? null,
+    error: null,
+    createdAt: now,
+    updatedAt: now,
+    finishedAt: null,
   };
 }
 
@@ -36,8 +62,22 @@ function requestJson(ctx: RedisContext, request: SubmitRunRequest): Record<strin
 export async function submitRuns(ctx: RedisContext, requests: readonly SubmitRunRequest[]): Promise<SubmitRunResult[]> {
   if (requests.length === 0) return [];
   assertSubmittable(requests);
-  const batch = requests.map((request) => requestJson(ctx, request));
-  const answer = await ctx.call<SubmitAnswer>('jobs-submit', [JSON.stringify(batch), TERMINAL_STATUSES]);
-  wakeAfter(ctx, answer);
-  return answer.results.map((result) => ({ run: runFrom(result.run), created: result.created }));
+  const args: string[] = [TERMINAL_STATUSES];
+  const sent = requests.map((request) => pushRequest(ctx, args, request));
+  const reply = await ctx.callReply<string[]>('jobs-submit', args);
+  const now = Number(reply[0]);
+  const woken = Number(reply[1]);
+  if (woken > 0) ctx.wake(reply.slice(2, 2 + woken));
+  let at = 2 + woken;
+  return requests.map((request, i): SubmitRunResult => {
+    const flag = reply[at++];
+    if (flag === '1') {
+      const { runId, input } = sent[i] as { runId: string; input: string };
+      return { run: createdRun(request, runId, input, now), created: true };
+    }
+    const length = Number(reply[at++]);
+    const run = runFrom(reply.slice(at, at + length));
+    at += length;
+    return { run, created: flag === '2' };
+  });
 }
