@@ -4,8 +4,9 @@
  * flat arguments; a run created live comes back as a flag only (this side built every field of
  * it but the time), any other run as its stored hash.
  */
-import type { Run } from '../../../core/model.ts';
+import type { JsonValue } from '../../../core/model.ts';
 import type { SubmitRunRequest, SubmitRunResult } from '../../../core/ports/jobs.ts';
+import { newRun } from '../../shared/new-run.ts';
 import { assertSubmittable } from '../../shared/submit-checks.ts';
 import type { RedisContext } from '../context.ts';
 import { runFrom, toJson } from '../rows.ts';
@@ -35,29 +36,6 @@ function pushRequest(ctx: RedisContext, args: string[], request: SubmitRunReques
   return { runId, input };
 }
 
-/** The run a live creation wrote: the request's fields, queued at its first stage. */
-function createdRun(request: SubmitRunRequest, runId: string, input: string, now: number): Run {
-  return {
-    id: runId,
-    pipeline: request.pipeline,
-    pipelineVersion: request.pipelineVersion,
-    status: 'queued',
-    currentStage: request.firstJob.stage,
-    input: JSON.parse(input) as Run['input'],
-    inputChecksum: request.inputChecksum,
-    idempotencyKey: request.idempotencyKey ?? null,
-    subjectId: request.subjectId ?? null,
-    subjectVersion: request.subjectVersion ?? null,
-    tenant: request.tenant ?? null,
-    traceId: request.traceId ?? null,
-    traceParent: request.traceParent ?? null,
-    error: null,
-    createdAt: now,
-    updatedAt: now,
-    finishedAt: null,
-  };
-}
-
 /** Submits the requests in order, all or nothing (see `JobsPort.submit`). */
 export async function submitRuns(ctx: RedisContext, requests: readonly SubmitRunRequest[]): Promise<SubmitRunResult[]> {
   if (requests.length === 0) return [];
@@ -73,7 +51,7 @@ export async function submitRuns(ctx: RedisContext, requests: readonly SubmitRun
     const flag = reply[at++];
     if (flag === '1') {
       const { runId, input } = sent[i] as { runId: string; input: string };
-      return { run: createdRun(request, runId, input, now), created: true };
+      return { run: newRun(runId, request, now, JSON.parse(input) as JsonValue), created: true };
     }
     const length = Number(reply[at++]);
     const run = runFrom(reply.slice(at, at + length));
