@@ -67,6 +67,10 @@ export interface RedisContext {
   callReply<T>(name: string, args?: readonly ScriptArg[]): Promise<T>;
   /** Wakes listeners of this process and of every other process on the store (a hint only). */
   wake(queues: Iterable<string>): void;
+  /** Wakes listeners of this process only, after a script published the wake itself (publish_wake in lib-keys.lua). */
+  wakeLocal(queues: readonly string[]): void;
+  /** The origin a script's published wake carries (an ARGV of those scripts), so this process skips its own. */
+  readonly wakeOrigin: string;
   /**
    * Wraps one public method: `StoreUnavailableError` after `close()`, `SchemaVersionError` until
    * the schema is current (unless `needsSchema` is false: migrate, schemaVersion, now), and
@@ -88,6 +92,8 @@ export interface RedisContextDeps {
   ids: IdGenerator;
   clock: Clock | undefined;
   deliverWakes: (queues: Iterable<string>) => void;
+  deliverLocalWakes: (queues: readonly string[]) => void;
+  wakeOrigin: string;
 }
 
 /** Builds the context of one store instance. */
@@ -164,6 +170,8 @@ export function createContext(deps: RedisContextDeps): RedisContext {
       return reply;
     },
     wake: deps.deliverWakes,
+    wakeLocal: deps.deliverLocalWakes,
+    wakeOrigin: deps.wakeOrigin,
     guard,
     port: <Port extends object>(methods: Port): Port =>
       Object.fromEntries(Object.entries(methods).map(([name, method]) => [name, guard(method as Method<unknown[], unknown>)])) as Port,

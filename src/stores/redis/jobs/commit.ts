@@ -45,11 +45,12 @@ function pushItem(ctx: RedisContext, args: string[], item: CommitItem): void {
 /** Applies the items in order in one script (see `JobsPort.commit`); results in input order. */
 export async function commit(ctx: RedisContext, items: readonly CommitItem[]): Promise<CommitResult[]> {
   if (items.length === 0) return [];
-  const args: string[] = [PARK_FROM];
+  const args: string[] = [PARK_FROM, ctx.wakeOrigin];
   for (const item of items) pushItem(ctx, args, item);
   const reply = await ctx.callReply<(string | null)[]>('jobs-commit', args);
   const wake = reply.slice(items.length * 3) as string[];
-  if (wake.length > 0) ctx.wake(wake);
+  // The script published the wake for the other processes.
+  ctx.wakeLocal(wake);
   return items.map((_, i): CommitResult => {
     const outcome = reply[i * 3] as CommitResult['outcome'];
     if (outcome !== 'committed') return { outcome };

@@ -5,7 +5,9 @@
 --   prios:<queue>, ready:<queue>:<priority>, leased:<queue>, parked:<queue>, dead:<queue>,
 --   deadjobs, pub:<subjectId> (written), lock:<key> (read: its fence).
 -- ARGV[2]: run statuses that may move to parked, comma-separated (core's transition table).
--- ARGV[3..]: the items, in order, as flat arguments (no JSON to decode); numbers as decimal
+-- ARGV[3]: the calling process's wake origin: the queues made ready now are published on
+--   P..'wake' from here (publish_wake), so the client only wakes its own listeners.
+-- ARGV[4..]: the items, in order, as flat arguments (no JSON to decode); numbers as decimal
 --   text, JSON values as JSON text, a job spec as '0' (none) or '1' then its 7 fields: id, stage,
 --   queue, kind, maxAttempts, priority, key (the run id as JOBS.RUN_PLACEHOLDER):
 --   complete: 'complete', jobId, token, output, durationMs, next spec, publication count n,
@@ -154,7 +156,7 @@ local function failItem(item, j)
 end
 
 -- The items off ARGV (see the header), one argument at a time.
-local at = 2
+local at = 3
 local function arg()
   at = at + 1
   return ARGV[at]
@@ -217,8 +219,11 @@ while at < #ARGV do
   out[n + 3] = int(refused)
   n = n + 3
 end
+local wake = {}
 for queue in pairs(woken) do
   n = n + 1
   out[n] = queue
+  wake[#wake + 1] = queue
 end
+if #wake > 0 then publish_wake(ARGV[3], wake) end
 return out
