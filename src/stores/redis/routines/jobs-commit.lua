@@ -7,13 +7,13 @@
 -- ARGV[2]: run statuses that may move to parked, comma-separated (core's transition table).
 -- ARGV[3]: the calling process's wake origin: the queues made ready now are published on
 --   P..'wake' from here (publish_wake), so the client only wakes its own listeners.
--- ARGV[4..]: the items, in order, as flat arguments (no JSON to decode); numbers as decimal
---   text, JSON values as JSON text, a job spec as '0' (none) or '1' then its 7 fields: id, stage,
---   queue, kind, maxAttempts, priority, key (the run id as JOBS.RUN_PLACEHOLDER):
---   complete: 'complete', jobId, token, output, durationMs, next spec, publication count n,
---     n x (subjectId, profile, artifactRef, subjectVersion), lockKey ('' = none), lockFence.
---   fail: 'fail', jobId, token, error, durationMs, action (retry | park | dead_letter | fail),
---     delayMs, rollback spec.
+-- ARGV[4]: JSON array of items, in order; numbers as decimal text, JSON values as JSON text:
+--   complete: {type 'complete', jobId, token, output, durationMs, next?, publish?
+--     [{subjectId, profile, artifactRef, subjectVersion}], lockKey?, lockFence?}
+--   fail: {type 'fail', jobId, token, error, durationMs, action (retry | park | dead_letter |
+--     fail), delayMs?, rollback?}
+--   next / rollback: {id, stage, queue, kind, maxAttempts, priority, key (the run id as
+--     JOBS.RUN_PLACEHOLDER)}.
 -- Result: a native reply (no cjson): per item, in order, outcome, runStatus (nil when none),
 --   publications refused (text); then the queues it made ready now (to wake).
 -- Invariants:
@@ -155,56 +155,9 @@ local function failItem(item, j)
   return 'committed', runFields.status or run.status, 0
 end
 
--- The items off ARGV (see the header), one argument at a time.
-local at = 3
-local function arg()
-  at = at + 1
-  return ARGV[at]
-end
-local function specArg()
-  if arg() == '0' then return nil end
-  local id = arg()
-  local stage = arg()
-  local queue = arg()
-  local kind = arg()
-  local maxAttempts = arg()
-  local priority = arg()
-  return { id = id, stage = stage, queue = queue, kind = kind, maxAttempts = maxAttempts, priority = priority, key = arg() }
-end
-local function itemArg()
-  local item = { type = arg(), jobId = arg(), token = arg() }
-  if item.type == 'complete' then
-    item.output = arg()
-    item.durationMs = arg()
-    item.next = specArg()
-    local count = tonumber(arg())
-    if count > 0 then
-      local pubs = {}
-      for i = 1, count do
-        local subjectId = arg()
-        local profile = arg()
-        local artifactRef = arg()
-        pubs[i] = { subjectId = subjectId, profile = profile, artifactRef = artifactRef, subjectVersion = arg() }
-      end
-      item.publish = pubs
-    end
-    local lockKey = arg()
-    local lockFence = arg()
-    if lockKey ~= '' then item.lockKey = lockKey; item.lockFence = lockFence end
-  else
-    item.error = arg()
-    item.durationMs = arg()
-    item.action = arg()
-    item.delayMs = arg()
-    item.rollback = specArg()
-  end
-  return item
-end
-
 local out = {}
 local n = 0
-while at < #ARGV do
-  local item = itemArg()
+for _, item in ipairs(cjson.decode(ARGV[4])) do
   local j, refusal = JOBS.check_lease(item.jobId, item.token, now)
   local outcome, status, refused
   if j == nil then
