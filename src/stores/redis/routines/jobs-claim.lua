@@ -4,8 +4,7 @@
 --   stages:<runId>, stage:<runId>:<index>, run:<id>, jobs:outputs:<runId>, ledger:<key>, meta
 --   (fence).
 -- ARGV[2]: a random token from the client's id generator; the n-th job this call leases gets
---   the lease token ARGV[2]..'.'..n..'.'..runId (unique: the random part is new for every call;
---   the run id lets a holder whose job is gone be told why: JOBS.check_lease).
+--   the lease token ARGV[2]..'.'..n (unique: the random part is new for every call).
 -- ARGV[3..]: the requests, in order, four arguments each: queue, workerId, limit, leaseMs.
 -- Result: a native reply (not ok()'s JSON: no cjson work), ONE flat array of text, false (nil)
 --   for an absent field; per claimed job, grouped in request order, each group in claim order:
@@ -91,7 +90,7 @@ local function lease(c, request, leaseMs)
   local redelivered = c.state == 'leased'
   if redelivered then j[15] = int(tonumber(j[15]) + 1) end
   leased = leased + 1
-  local owner, token, fenceText = request.workerId, tokenBase .. leased .. '.' .. runId, int(fence)
+  local owner, token, fenceText = request.workerId, tokenBase .. leased, int(fence)
   fence = fence + 1
   local leaseUntil = int(now + leaseMs)
   local attempt = int(tonumber(j[8]) + 1)

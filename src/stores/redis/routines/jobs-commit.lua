@@ -1,6 +1,6 @@
 -- jobs-commit.lua: jobs.commit, a batch of completions and failures as one atomic script.
 --
--- Keys (P = KEYS[1]): job:<id>, jobkey, runjobs:<runId>, run:<id>, stages:<runId>,
+-- Keys (P = KEYS[1]): job:<id>, jobrun, jobkey, runjobs:<runId>, run:<id>, stages:<runId>,
 --   stage:<runId>:<index>, jobs:outputs:<runId>, ledger:<key>, runledger:<runId>, attempts:<runId>, queues,
 --   prios:<queue>, ready:<queue>:<priority>, leased:<queue>, parked:<queue>, dead:<queue>,
 --   deadjobs, pub:<subjectId> (written), lock:<key> (read: its fence).

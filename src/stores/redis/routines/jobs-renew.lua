@@ -1,6 +1,6 @@
 -- jobs-renew.lua: jobs.renew, heartbeats of held leases as one atomic script.
 --
--- Keys (P = KEYS[1]): job:<id>, run:<id> (of the token's run id), leased:<queue>, stages:<runId>,
+-- Keys (P = KEYS[1]): job:<id>, jobrun, run:<id>, leased:<queue>, stages:<runId>,
 --   stage:<runId>:<index>.
 -- ARGV[2]: JSON array of renewals, in order: {jobId, token, progress? (JSON text)}.
 -- Result: [{status 'renewed', leaseUntil} | {status 'lost'} | {status 'cancelled'}], in order.

@@ -1,7 +1,7 @@
 -- jobs-submit.lua: jobs.submit, a batch of run submissions as one atomic script.
 --
 -- Keys (P = KEYS[1]): run:<id>, runs, runkey, subject:<pipeline>\0<subjectId>, stages:<runId>,
---   stage:<runId>:<index>, job:<id>, runjobs:<runId>, jobkey, queues, prios:<queue>,
+--   stage:<runId>:<index>, job:<id>, jobrun, runjobs:<runId>, jobkey, queues, prios:<queue>,
 --   ready:<queue>:<priority>.
 -- ARGV[2]: the terminal run statuses, comma-separated (core's transition table).
 -- ARGV[3..]: the requests, in batch order, as flat arguments (no JSON to decode; numbers as

@@ -3,7 +3,7 @@
 --
 -- Shared moves
 --   JOBS.enqueue      a new ready job, unless a live job with its idempotency key absorbs it
---   JOBS.delete_job   a job out of its index and gone
+--   JOBS.delete_job   a job out of its index and gone (its run stays known in 'jobrun')
 --   JOBS.end_run      a run ended for good: its jobs deleted, unfinished stages skipped
 --   JOBS.check_lease  the lease check every lease-carrying mutation makes first
 --   JOBS.ledger_put   the ledger entry of a key (the first completion wins)
@@ -22,9 +22,8 @@
 --   * jobkey maps an idempotency key to its one live (non-dead) job.
 --   * jobs:outputs:<runId> holds exactly the outputs of the run's succeeded stage records: set by
 --     a completion, dropped when a claim or a restart moves a record out of succeeded.
---   * A lease token ends with its job's run id (jobs-claim.lua), so a holder of a deleted job is
---     told 'cancelled' (its run was cancelled or superseded) rather than 'lost' without an index
---     of every job ever made.
+--   * Every job id stays in 'jobrun' after the job is gone, so a holder of a deleted job is told
+--     'cancelled' (its run was cancelled or superseded) rather than 'lost'.
 
 local JOBS = {}
 
@@ -118,6 +117,7 @@ function JOBS.enqueue(run, spec, now)
   if run.tenant then fields[#fields + 1] = 'tenant'; fields[#fields + 1] = run.tenant end
   if run.traceId then fields[#fields + 1] = 'traceId'; fields[#fields + 1] = run.traceId end
   redis.call('HSET', k_job(id), unpack(fields))
+  redis.call('HSET', k('jobrun'), id, run.id)
   redis.call('SADD', k_runjobs(run.id), id)
   redis.call('ZADD', k_ready(queue, spec.priority), nowText, id)
   -- A priority already in prios:<queue> means the queue had a ready job: it is in 'queues'.
@@ -150,8 +150,7 @@ end
 function JOBS.check_lease(jobId, token, now)
   local j = JOBS.job(jobId)
   if j == nil then
-    -- The token's run id (after its last '.'): only the holder has the token.
-    local runId = string.match(token or '', '%.([^.]+)$')
+    local runId = redis.call('HGET', k('jobrun'), jobId)
     local status = runId and redis.call('HGET', k_run(runId), 'status')
     if status == 'cancelled' or status == 'superseded' then return nil, 'cancelled' end
     return nil, 'lost'

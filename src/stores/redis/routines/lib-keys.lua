@@ -23,6 +23,7 @@
 --   P..'stages:'..runId       list   stage names in pipeline order                      [jobs]
 --   P..'stage:'..runId..':'..index  hash  StageRecord (index is 0-based, as in the list) [jobs, operator]
 --   P..'job:'..id             hash   Job                                                [jobs, operator]
+--   P..'jobrun'               hash   job id -> run id, kept after the job is deleted    [jobs]
 --   P..'runjobs:'..runId      set    ids of the run's existing jobs (any state)         [jobs, operator]
 --   P..'jobkey'               hash   job idempotencyKey -> id of its non-dead job       [jobs, operator]
 --   P..'queues'               set    every queue that ever had a job or was paused      [jobs, operator]
