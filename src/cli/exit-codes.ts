@@ -30,6 +30,8 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, ExitCode>> = Object.freeze({
   JSON_FORBIDDEN_KEY: ExitCode.usage,
   PAYLOAD_TOO_LARGE: ExitCode.usage,
   UNSUPPORTED_MEDIA_TYPE: ExitCode.usage,
+  UNAUTHENTICATED: ExitCode.usage,
+  FORBIDDEN_SCOPE: ExitCode.usage,
   UNKNOWN_PIPELINE: ExitCode.notFound,
   UNKNOWN_QUEUE: ExitCode.notFound,
   NOT_FOUND: ExitCode.notFound,

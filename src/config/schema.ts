@@ -193,6 +193,20 @@ export const KilnFileSchema = Type.Object(
               minimumMs: 1,
             }),
           ),
+          auth: Type.Optional(
+            Type.Object(
+              {
+                metrics: Type.Optional(
+                  Type.Union([Type.Literal('public'), Type.Literal('token')], {
+                    default: 'public',
+                    description:
+                      'Whether GET /metrics needs an API token (token: the read scope) or not (public). Every other route but /healthz needs one as soon as a token exists or the server listens beyond loopback.',
+                  }),
+                ),
+              },
+              { ...strict, default: {} },
+            ),
+          ),
         },
         { ...strict, default: {} },
       ),
@@ -275,7 +289,14 @@ export interface ResolvedConfig {
   readonly source: string | null;
   readonly store: ResolvedStore;
   readonly artifacts: { readonly root: string };
-  readonly http: { readonly host: string; readonly port: number; readonly bodyLimitBytes: number; readonly requestTimeoutMs: number };
+  readonly http: {
+    readonly host: string;
+    readonly port: number;
+    readonly bodyLimitBytes: number;
+    readonly requestTimeoutMs: number;
+    /** `metrics`: whether GET /metrics needs a token. */
+    readonly auth: { readonly metrics: 'public' | 'token' };
+  };
   readonly worker: {
     readonly pollMs: number;
     readonly reapMs: number;

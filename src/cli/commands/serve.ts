@@ -34,6 +34,7 @@ async function serve(ctx: CliContext, options: ServeOptions): Promise<void> {
     routes: builtinRoutes,
     verifyTempGraceMs: config.worker.tempGraceMs,
     cacheStats: () => readCacheCounters(rt.metrics.registry),
+    auth: { metrics: config.http.auth.metrics },
   });
   let url: string;
   try {
