@@ -67,11 +67,14 @@ export interface AuthOptions {
   storeTimeoutMs?: number;
 }
 
-/** `read()` bounded by `ms`: past it, `StoreUnavailableError` (the read itself is left to finish). */
+/** The error of a token read the store did not answer in time. */
+class TokenCheckTimeout extends StoreUnavailableError {}
+
+/** `read()` bounded by `ms`: past it, {@link TokenCheckTimeout} (the read itself is left to finish). */
 function bounded<T>(ms: number, read: () => Promise<T>): () => Promise<T> {
   return () =>
     new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new StoreUnavailableError(`the store did not answer a token check within ${ms} ms`, { details: { timeoutMs: ms, retryAfterMs: 1_000 } })), ms);
+      const timer = setTimeout(() => reject(new TokenCheckTimeout(`the store did not answer a token check within ${ms} ms`, { details: { timeoutMs: ms, retryAfterMs: 1_000 } })), ms);
       read().then(
         (value) => {
           clearTimeout(timer);
@@ -173,6 +176,20 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
   const { tokens } = options;
   const lookup = createTokenCache((hash) => bounded(storeTimeoutMs, () => tokens.getByHash(hash))(), ttlMs, monotonicMs);
   const tokensExist = createTokensExist(bounded(storeTimeoutMs, () => tokens.exist()), ttlMs, monotonicMs);
+  /**
+   * On loopback, whether tokens are asked for. A store that does not answer in time while this
+   * process never saw a token counts as "none", as before tokens: the route then meets the same
+   * store and its own deadline answers 503 (so a route's documented wait, such as the QR wait, is
+   * still honoured). A store that fails outright fails the request.
+   */
+  const loopbackNeedsTokens = (): Promise<boolean> =>
+    tokensExist().catch((err: unknown) => {
+      if (err instanceof TokenCheckTimeout) {
+        app.log.warn({ err }, 'the store did not answer whether API tokens exist; serving as a loopback server without tokens');
+        return false;
+      }
+      throw err;
+    });
 
   const table: RouteAccess[] = [];
   routeTables.set(app, table);
@@ -201,12 +218,12 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
     const header = request.headers.authorization;
     const beyondLoopback = listensBeyondLoopback();
     if (header === undefined) {
-      const exist = await tokensExist();
+      const exist = beyondLoopback ? await tokensExist().catch(() => true) : await loopbackNeedsTokens();
       if (!beyondLoopback && !exist) return;
       throw new UnauthenticatedError(exist ? MISSING : NONE_YET, { details: { reason: exist ? 'missing' : 'no_tokens' } });
     }
     // A loopback server with no token at all is open: a header it cannot check changes nothing.
-    if (!beyondLoopback && !(await tokensExist())) return;
+    if (!beyondLoopback && !(await loopbackNeedsTokens())) return;
     const match = /^Bearer +(\S+) *$/i.exec(header);
     if (!match?.[1]) throw new UnauthenticatedError('the Authorization header must be "Bearer <token>"', { details: { reason: 'malformed' } });
     const secret = match[1];
