@@ -78,6 +78,8 @@ export class MemoryState {
   readonly versionCounters = new Map<string, number>();
   /** Token id -> the token with the hash of its secret; never deleted. */
   readonly apiTokens = new Map<string, ApiToken & { secretHash: string }>();
+  /** Secret hash -> token id (the SQL stores' unique index): a token is found by its hash, never by comparing hashes. */
+  readonly apiTokenIds = new Map<string, string>();
   /** Queues ever paused or resumed by an operator, with their current flag. */
   readonly queuePaused = new Map<string, boolean>();
   /** Queues to wake once the current operation has finished. */

@@ -15,9 +15,7 @@ function publicToken(stored: ApiToken & { secretHash: string }): ApiToken {
 
 /** Stores a new token; a hash already stored is refused (the SQL stores' unique key). */
 function createToken(state: MemoryState, token: NewApiToken): ApiToken {
-  for (const stored of state.apiTokens.values()) {
-    if (stored.secretHash === token.secretHash) throw new ValidationError('a token with this secret hash exists');
-  }
+  if (state.apiTokenIds.has(token.secretHash)) throw new ValidationError('a token with this secret hash exists');
   const stored = {
     id: state.ids.next('tok'),
     tenant: token.tenant,
@@ -30,12 +28,13 @@ function createToken(state: MemoryState, token: NewApiToken): ApiToken {
     secretHash: token.secretHash,
   };
   state.apiTokens.set(stored.id, stored);
+  state.apiTokenIds.set(stored.secretHash, stored.id);
   return publicToken(stored);
 }
 
 function getByHash(state: MemoryState, secretHash: string): ApiToken | null {
-  for (const stored of state.apiTokens.values()) if (stored.secretHash === secretHash) return publicToken(stored);
-  return null;
+  const stored = state.apiTokens.get(state.apiTokenIds.get(secretHash) ?? '');
+  return stored ? publicToken(stored) : null;
 }
 
 function revokeToken(state: MemoryState, id: string): ApiToken {
