@@ -12,6 +12,14 @@
  *            --only kiln,graphile-default,graphile-batched,pg-boss, --scenario noop,chains, --cpu-prof
  *            (profile the kiln children, print hotspots), --submit single|bulk (chains heads; the
  *            no-op pre-fill is always bulk and untimed). Writes bench/results/engine-postgres-<timestamp>.json.
+ *   engine --store redis
+ *            kiln on the Redis store vs BullMQ on ONE redis-server (a private one with AOF
+ *            appendfsync everysec, or KILN_REDIS_URL; the settings are printed): pre-filled no-op
+ *            jobs/s and 5-stage chains/s, the ratios, and commands/script time/CPU per item.
+ *            Flags: --jobs N (default 5000), --chains N (default 1000), --concurrency C (default 10),
+ *            --only kiln-redis,kiln-redis-prefetch,bullmq, --scenario noop,chains, --submit single|bulk,
+ *            --cpu-prof, --repeat N (alternating rounds, the median one reported).
+ *            Writes bench/results/engine-redis-<timestamp>.json.
  *   qr       (a) raw renders/s (kiln's renderer, node-qrcode) vs uncached renders/s through a real
  *            `kiln serve` over HTTP, (b) cached GET /v1/qr/:hash vs a fastify hello-world (autocannon).
  *            Flags: --connections C (default 32), --duration S (default 10), --warmup S (default 3),
@@ -28,6 +36,8 @@ import { parseDashboardArgs } from './dashboard/dashboard-args.ts';
 import { EngineStore, parseEngineArgs, parseEngineStore } from './engine/engine-args.ts';
 import { runEngineSuite } from './engine/engine-suite.ts';
 import { parsePgEngineArgs } from './engine-pg/pg-engine-args.ts';
+import { parseRedisEngineArgs } from './engine-redis/redis-engine-args.ts';
+import { runRedisSuite } from './engine-redis/redis-suite.ts';
 import { runPgSuite } from './engine-pg/pg-suite.ts';
 import { parseQrArgs } from './qr/qr-args.ts';
 import { runQrSuite } from './qr/qr-suite.ts';
@@ -37,14 +47,22 @@ const USAGE = [
   '       npm run bench -- engine --store postgres [--jobs 5000] [--chains 1000] [--concurrency 10]',
   '                               [--only kiln,kiln-prefetch,graphile-default,graphile-batched,pg-boss] [--scenario noop,chains]',
   '                               [--cpu-prof] [--submit single|bulk]',
+  '       npm run bench -- engine --store redis [--jobs 5000] [--chains 1000] [--concurrency 10]',
+  '                               [--only kiln-redis,kiln-redis-prefetch,bullmq] [--scenario noop,chains] [--submit single|bulk]',
+  '                               [--cpu-prof] [--repeat N]',
   '       npm run bench -- qr [--connections 32] [--duration 10] [--warmup 3] [--log-level warn] [--cpu-prof]',
   '       npm run bench -- dashboard [--runs 100000] [--requests 200] [--store sqlite|postgres]',
 ].join('\n');
 
 /** Runs the engine suite for the chosen store; true when some system failed. */
 async function runEngine(argv: readonly string[]): Promise<boolean> {
-  if (parseEngineStore(argv) === EngineStore.Postgres) {
+  const store = parseEngineStore(argv);
+  if (store === EngineStore.Postgres) {
     const { report } = await runPgSuite(parsePgEngineArgs(argv));
+    return report.results.some((r) => 'skipped' in r);
+  }
+  if (store === EngineStore.Redis) {
+    const { report } = await runRedisSuite(parseRedisEngineArgs(argv));
     return report.results.some((r) => 'skipped' in r);
   }
   const { report } = await runEngineSuite(parseEngineArgs(argv));

@@ -22,10 +22,8 @@ export type PgSystem = (typeof PG_SYSTEMS)[number];
 /** Stages per chain in the chains scenario. */
 export const CHAIN_STAGE_COUNT = 5;
 
-/** One child's measurement. */
-export interface PgBenchResult {
-  system: PgSystem;
-  scenario: PgScenario;
+/** Throughput of one scenario's measured phase, the same for every server benchmark. */
+export interface ScenarioThroughput {
   /** No-op jobs or chains measured. */
   count: number;
   /** Jobs in flight per queue (per stage). */
@@ -36,6 +34,25 @@ export interface PgBenchResult {
   /** No-op jobs/s or chains/s. */
   itemsPerSec: number;
   jobsPerSec: number;
+}
+
+/** The throughput of `count` items of `scenario` done in `elapsedMs`. */
+export function throughputOf(scenario: PgScenario, count: number, concurrency: number, elapsedMs: number): ScenarioThroughput {
+  const jobsPerItem = scenario === PgScenario.Chains ? CHAIN_STAGE_COUNT : 1;
+  return {
+    count,
+    concurrency,
+    jobsPerItem,
+    elapsedMs: Math.round(elapsedMs),
+    itemsPerSec: round1((count / elapsedMs) * 1000),
+    jobsPerSec: Math.round(((count * jobsPerItem) / elapsedMs) * 1000),
+  };
+}
+
+/** One child's measurement. */
+export interface PgBenchResult extends ScenarioThroughput {
+  system: PgSystem;
+  scenario: PgScenario;
   /** `pg_stat_database.xact_commit` over the phase, minus the measurement's own commits. */
   xactCommits: number;
   xactsPerItem: number;
@@ -83,16 +100,10 @@ export async function measurePhase(spec: PhaseSpec): Promise<PgBenchResult> {
   const after = await readTxCounters(spec.connectionString);
   const delta = txDelta(before, after);
   const xactCommits = delta.xactCommits - readingOverhead - timing.monitorQueries;
-  const jobsPerItem = spec.scenario === PgScenario.Chains ? CHAIN_STAGE_COUNT : 1;
   return {
     system: spec.system,
     scenario: spec.scenario,
-    count: spec.count,
-    concurrency: spec.concurrency,
-    jobsPerItem,
-    elapsedMs: Math.round(timing.elapsedMs),
-    itemsPerSec: round1((spec.count / timing.elapsedMs) * 1000),
-    jobsPerSec: Math.round(((spec.count * jobsPerItem) / timing.elapsedMs) * 1000),
+    ...throughputOf(spec.scenario, spec.count, spec.concurrency, timing.elapsedMs),
     xactCommits,
     xactsPerItem: round2(xactCommits / spec.count),
     writeXids: delta.writeXids,

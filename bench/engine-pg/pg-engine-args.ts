@@ -1,14 +1,14 @@
 /**
- * Flags of `npm run bench -- engine --store postgres`: kiln vs graphile-worker vs pg-boss on
- * one PostgreSQL server.
+ * Flags of `npm run bench -- engine --store postgres` (kiln vs graphile-worker vs pg-boss on one
+ * PostgreSQL server), parsed the same way for `--store redis` (kiln-redis vs BullMQ).
  */
 import { parseArgs } from 'node:util';
 import { positiveInt } from '../engine/engine-args.ts';
 import { parseSubmitMode, type SubmitMode } from '../engine/submit-heads.ts';
 import { PG_SYSTEMS, PgScenario, type PgSystem } from './pg-bench-result.ts';
 
-/** Flags of one PostgreSQL suite invocation. */
-export interface PgEngineArgs {
+/** Flags of one server suite invocation (PostgreSQL or Redis), over its own systems. */
+export interface ServerEngineArgs<S extends string> {
   /** Pre-filled no-op jobs for the no-op scenario. @default 5000 */
   jobs: number;
   /** 5-stage chains for the chains scenario. @default 1000 */
@@ -16,7 +16,7 @@ export interface PgEngineArgs {
   /** Jobs in flight per queue (per stage). @default 10 */
   concurrency: number;
   /** Systems to run, in suite order; all when `--only` is absent. */
-  systems: PgSystem[];
+  systems: S[];
   /** Scenarios to run; both when `--scenario` is absent. */
   scenarios: PgScenario[];
   /** Profile the kiln children (`node --cpu-prof`) and print their hotspots. */
@@ -25,8 +25,12 @@ export interface PgEngineArgs {
   submit: SubmitMode;
 }
 
+/** Flags of one PostgreSQL suite invocation. */
+export type PgEngineArgs = ServerEngineArgs<PgSystem>;
+
 const ALL_SCENARIOS: readonly PgScenario[] = [PgScenario.Noop, PgScenario.Chains];
 
+/** The names of a comma-separated flag, in `known` order; all of `known` when absent. */
 function pickList<T extends string>(flag: string, raw: string | undefined, known: readonly T[]): T[] {
   const names = (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
   const unknown = names.filter((n) => !(known as readonly string[]).includes(n));
@@ -35,10 +39,11 @@ function pickList<T extends string>(flag: string, raw: string | undefined, known
 }
 
 /**
- * Parses `--store postgres [--jobs 5000] [--chains 1000] [--concurrency 10] [--only a,b]
- * [--scenario noop,chains] [--cpu-prof] [--submit single|bulk]`; unknown flags are errors, positionals are ignored.
+ * Parses `--store <store> [--jobs 5000] [--chains 1000] [--concurrency 10] [--only a,b]
+ * [--scenario noop,chains] [--cpu-prof] [--submit single|bulk]`, `--only` naming some of
+ * `systems`; unknown flags are errors, positionals are ignored.
  */
-export function parsePgEngineArgs(argv: readonly string[]): PgEngineArgs {
+export function parseServerEngineArgs<S extends string>(argv: readonly string[], systems: readonly S[]): ServerEngineArgs<S> {
   const { values } = parseArgs({
     args: [...argv],
     allowPositionals: true,
@@ -57,9 +62,14 @@ export function parsePgEngineArgs(argv: readonly string[]): PgEngineArgs {
     jobs: positiveInt('jobs', values.jobs, 5000),
     chains: positiveInt('chains', values.chains, 1000),
     concurrency: positiveInt('concurrency', values.concurrency, 10),
-    systems: pickList('only', values.only, PG_SYSTEMS),
+    systems: pickList('only', values.only, systems),
     scenarios: pickList('scenario', values.scenario, ALL_SCENARIOS),
     cpuProf: values['cpu-prof'] ?? false,
     submit: parseSubmitMode(values.submit),
   };
+}
+
+/** Parses the PostgreSQL suite's flags (see {@link parseServerEngineArgs}). */
+export function parsePgEngineArgs(argv: readonly string[]): PgEngineArgs {
+  return parseServerEngineArgs(argv, PG_SYSTEMS);
 }

@@ -6,69 +6,14 @@
  * Usage: node --import tsx bench/engine/bullmq.ts --runs N --concurrency C [--submit single|bulk]
  */
 import { performance } from 'node:perf_hooks';
-import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import type { ConnectionOptions, Queue } from 'bullmq';
+import { buildChain, waitForChains, type ChainProbe } from './bullmq-chain.ts';
 import { parseEngineArgs, type EngineArgs } from './engine-args.ts';
 import { emitResult, summarize, type EngineResult } from './engine-result.ts';
 import { STAGE_COUNT, warmupRunsFor } from './kiln-bench.ts';
 import { findRedisServer, startRedisServer, type RedisServer } from './redis-server.ts';
 import { readProcessRssBytes, startRssSampler } from './rss-sampler.ts';
 import { submitHeads, type SubmitMode } from './submit-heads.ts';
-
-const PHASE_TIMEOUT_MS = 150_000;
-
-interface Probe {
-  recording: boolean;
-  handlerStartMs: Map<string, number>;
-  stageLatencyMs: number[];
-  completed: number;
-  failed: number;
-  waiter?: { total: number; resolve: () => void };
-}
-
-/** Builds the chain: one queue and one worker per stage; workers record start and completion. */
-function buildChain(connection: ConnectionOptions, concurrency: number, probe: Probe): { queues: Queue[]; workers: Worker[] } {
-  const names = Array.from({ length: STAGE_COUNT }, (_, i) => `bench-s${i + 1}`);
-  const queues = names.map((name) => new Queue(name, { connection }));
-  const workers = names.map((name, i) => {
-    const next = queues[i + 1];
-    const worker = new Worker(
-      name,
-      async (job: Job) => {
-        probe.handlerStartMs.set(`${name}:${job.id}`, performance.now());
-        if (next) await next.add(names[i + 1] ?? '', job.data);
-        return null;
-      },
-      { connection, concurrency },
-    );
-    worker.on('completed', (job) => {
-      const key = `${name}:${job.id}`;
-      const started = probe.handlerStartMs.get(key);
-      probe.handlerStartMs.delete(key);
-      if (probe.recording && started !== undefined) probe.stageLatencyMs.push(performance.now() - started);
-      if (next) return;
-      probe.completed++;
-      if (probe.waiter && probe.completed >= probe.waiter.total) probe.waiter.resolve();
-    });
-    worker.on('failed', () => probe.failed++);
-    return worker;
-  });
-  return { queues, workers };
-}
-
-function waitForChains(probe: Probe, total: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (probe.completed >= total) return resolve();
-    const timer = setTimeout(() => reject(new Error(`only ${probe.completed}/${total} chains finished after ${PHASE_TIMEOUT_MS} ms (${probe.failed} failed jobs)`)), PHASE_TIMEOUT_MS);
-    probe.waiter = {
-      total,
-      resolve: () => {
-        clearTimeout(timer);
-        probe.waiter = undefined;
-        resolve();
-      },
-    };
-  });
-}
 
 /** Adds `count` chain heads in `mode`; returns the loop's duration in ms. */
 async function submitAll(first: Queue, mode: SubmitMode, count: number, offset: number): Promise<number> {
@@ -83,7 +28,7 @@ async function submitAll(first: Queue, mode: SubmitMode, count: number, offset: 
 async function measure(redis: RedisServer, { runs, concurrency, submit }: EngineArgs): Promise<EngineResult> {
   const rss = startRssSampler(50);
   const redisRss = startRssSampler(50, () => readProcessRssBytes(redis.pid));
-  const probe: Probe = { recording: false, handlerStartMs: new Map(), stageLatencyMs: [], completed: 0, failed: 0 };
+  const probe: ChainProbe = { recording: false, handlerStartMs: new Map(), stageLatencyMs: [], completed: 0, failed: 0 };
   const connection: ConnectionOptions = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null };
   const { queues, workers } = buildChain(connection, concurrency, probe);
   const first = queues[0];

@@ -28,20 +28,21 @@ export function positiveInt(name: string, raw: string | undefined, fallback: num
   return value;
 }
 
-/** Which store the engine suite runs against: the default trio, or one PostgreSQL server. */
-export const EngineStore = { Default: 'default', Postgres: 'postgres' } as const;
+/** Which store the engine suite runs against: the default trio, one PostgreSQL server, or one Redis server. */
+export const EngineStore = { Default: 'default', Postgres: 'postgres', Redis: 'redis' } as const;
 export type EngineStore = (typeof EngineStore)[keyof typeof EngineStore];
 
 /**
  * Reads only `--store` (other flags are left to the store's own parser): absent means the
- * default suite (kiln-memory, kiln-sqlite, BullMQ); `postgres` selects the PostgreSQL suite.
+ * default suite (kiln-memory, kiln-sqlite, BullMQ); `postgres` selects the PostgreSQL suite,
+ * `redis` the Redis one (kiln-redis vs BullMQ on one server).
  */
 export function parseEngineStore(argv: readonly string[]): EngineStore {
   const { values } = parseArgs({ args: [...argv], allowPositionals: true, strict: false, options: { store: { type: 'string' } } });
   const raw = values.store;
   if (raw === undefined) return EngineStore.Default;
-  if (raw === EngineStore.Postgres) return EngineStore.Postgres;
-  throw new Error(`--store must be "postgres" (or absent for the default suite), got "${String(raw)}"`);
+  if (raw === EngineStore.Postgres || raw === EngineStore.Redis) return raw;
+  throw new Error(`--store must be "postgres" or "redis" (or absent for the default suite), got "${String(raw)}"`);
 }
 
 /** Parses `--runs N --concurrency C [--only a,b] [--submit single|bulk]`; unknown flags are errors, positionals are ignored. */

@@ -1,13 +1,14 @@
 /**
  * The checks of `kiln doctor`: can this host reach the store, is its schema the one this code
- * expects, and does this host's clock agree with the store's. Read-only: nothing is migrated or
+ * expects, does this host's clock agree with the store's, and (for a store on a server that has
+ * settings of its own, Redis) are the server's settings safe. Read-only: nothing is migrated or
  * written. Each check says what it found and, unless it is ok, what to do about it.
  */
 import type { Clock } from '../core/clock.ts';
 import { systemClock } from '../core/clock.ts';
 import type { Store } from '../core/ports/store.ts';
 import { StoreKind, type ResolvedStore } from '../config/schema.ts';
-import { redactSecrets } from '../config/store-url.ts';
+import { redactSecrets, storeUrl } from '../config/store-url.ts';
 import { formatDurationMs } from './text-output.ts';
 
 /** Outcome of one check. `skip`: it could not run (an earlier check failed) or does not apply. */
@@ -17,13 +18,21 @@ export type CheckStatus = (typeof CheckStatus)[keyof typeof CheckStatus];
 
 /** One row of the doctor's report. */
 export interface DoctorCheck {
-  /** `connectivity`, `schema` or `clock skew`. */
+  /** `connectivity`, `schema`, `clock skew`, or one of a store's {@link ServerChecks}. */
   name: string;
   status: CheckStatus;
   /** What was found, e.g. `connected in 12 ms`. */
   result: string;
   /** What to do; null when the status is ok or skip. */
   action: string | null;
+}
+
+/** Checks of a store's server settings (Redis: version, persistence, eviction), run once it answers. */
+export interface ServerChecks {
+  /** The names of the rows `run` returns, for the skipped rows of an unreachable store. */
+  names: readonly string[];
+  /** Reads the settings and judges them; may throw (then every row says it could not tell). */
+  run(): Promise<DoctorCheck[]>;
 }
 
 /** Options of {@link runDoctorChecks}. */
@@ -34,6 +43,8 @@ export interface DoctorOptions {
   hostClock?: Clock;
   /** Bound on opening plus the first round trip, and on each later call. @default 5000 */
   timeoutMs?: number;
+  /** The store's server checks, after the others; none when absent. */
+  serverChecks?: ServerChecks;
 }
 
 /** A first round trip slower than this is a warning: every claim and commit pays a round trip. */
@@ -45,7 +56,8 @@ export const SKEW_FAIL_MS = 60_000;
 /** Round trips used to estimate the skew; the fastest one bounds the error best. */
 const SKEW_SAMPLES = 3;
 
-const DEFAULT_TIMEOUT_MS = 5_000;
+/** Default of {@link DoctorOptions.timeoutMs}. */
+export const DEFAULT_TIMEOUT_MS = 5_000;
 
 /**
  * Opens the store with `open`, runs every check and closes it. Never throws for a store problem:
@@ -63,12 +75,13 @@ export async function runDoctorChecks(open: () => Promise<Store>, options: Docto
   } catch (err) {
     if (store) await closeQuietly(store, bounded);
     const skipped = (name: string): DoctorCheck => ({ name, status: CheckStatus.skip, result: 'not checked: the store is unreachable', action: null });
-    return [connectivityFailure(options.store, err), skipped('schema'), skipped('clock skew')];
+    return [connectivityFailure(options.store, err), skipped('schema'), skipped('clock skew'), ...(options.serverChecks?.names ?? []).map(skipped)];
   }
   try {
     const checks = [connectivityOk(options.store, clock.now() - startedMs)];
     checks.push(await checkSchema(store, bounded, options.store));
     checks.push(await checkClockSkew(store, bounded, options.store, clock));
+    if (options.serverChecks) checks.push(...(await runServerChecks(options.serverChecks, bounded, options.store)));
     return checks;
   } finally {
     await closeQuietly(store, bounded);
@@ -93,11 +106,15 @@ function connectivityOk(storeConfig: ResolvedStore, elapsedMs: number): DoctorCh
   };
 }
 
+/** What to check when a store cannot be reached, per store. */
+const UNREACHABLE_ACTION: Readonly<Record<StoreKind, string>> = {
+  postgres: 'check that PostgreSQL runs and accepts connections at the host and port of the URL, and the user, password and database in it',
+  redis: 'check that redis-server runs and accepts connections at the host and port of the URL, and the user and password in it',
+  sqlite: 'check the path (--db, KILN_DB, store.path) and that its folder is readable and writable; kiln migrate creates a new store',
+};
+
 function connectivityFailure(storeConfig: ResolvedStore, err: unknown): DoctorCheck {
-  const action =
-    storeConfig.kind === StoreKind.postgres
-      ? 'check that PostgreSQL runs and accepts connections at the host and port of the URL, and the user, password and database in it'
-      : 'check the path (--db, KILN_DB, store.path) and that its folder is readable and writable; kiln migrate creates a new store';
+  const action = UNREACHABLE_ACTION[storeConfig.kind];
   return { name: 'connectivity', status: CheckStatus.fail, result: `cannot reach the store: ${errorText(err, storeConfig)}`, action };
 }
 
@@ -144,6 +161,16 @@ async function checkClockSkew(store: Store, bounded: Bounded, storeConfig: Resol
   return { name, status: size > SKEW_FAIL_MS ? CheckStatus.fail : CheckStatus.warn, result, action };
 }
 
+/** The server's rows; when its settings cannot be read, each row says so (a warning: the store works). */
+async function runServerChecks(checks: ServerChecks, bounded: Bounded, storeConfig: ResolvedStore): Promise<DoctorCheck[]> {
+  try {
+    return await bounded(checks.run(), 'reading the server settings');
+  } catch (err) {
+    const result = `cannot tell: the server settings could not be read: ${errorText(err, storeConfig)}`;
+    return checks.names.map((name) => ({ name, status: CheckStatus.warn, result, action: 'grant this user INFO (and CONFIG GET) on the server, or check its settings by hand' }));
+  }
+}
+
 /** Store clock minus this host's clock, and the bound on that estimate's error. */
 interface ClockSkew {
   skewMs: number;
@@ -164,10 +191,11 @@ async function measureSkew(store: Store, bounded: Bounded, clock: Clock): Promis
   return best;
 }
 
-/** An error's message; for PostgreSQL with the URL's password masked (drivers may echo it). */
+/** An error's message; for a store with a URL with its password masked (drivers may echo it). */
 function errorText(err: unknown, storeConfig: ResolvedStore): string {
   const message = messageOf(err);
-  return storeConfig.kind === StoreKind.postgres ? redactSecrets(message, storeConfig.url) : message;
+  const url = storeUrl(storeConfig);
+  return url === undefined ? message : redactSecrets(message, url);
 }
 
 /** `work`, or a rejection naming `what` once `timeoutMs` passes without an answer. */

@@ -29,6 +29,8 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, ExitCode>> = Object.freeze({
   INVALID_MULTIPART: ExitCode.usage,
   JSON_FORBIDDEN_KEY: ExitCode.usage,
   PAYLOAD_TOO_LARGE: ExitCode.usage,
+  HEADERS_TOO_LARGE: ExitCode.usage,
+  REQUEST_TIMEOUT: ExitCode.usage,
   UNSUPPORTED_MEDIA_TYPE: ExitCode.usage,
   UNAUTHENTICATED: ExitCode.usage,
   FORBIDDEN_SCOPE: ExitCode.usage,

@@ -12,7 +12,7 @@ import { openRuntime, type Runtime, type RuntimeFlags, type RuntimeOptions } fro
 export interface GlobalOptions {
   config?: string;
   db?: string;
-  /** `postgres://...` or `sqlite:<path>`. */
+  /** `postgres://...`, `redis://...` or `sqlite:<path>`. */
   store?: string;
   pipelines?: string;
   logLevel?: string;
@@ -24,7 +24,7 @@ export function addGlobalOptions(program: Command): Command {
   return program
     .option('--config <file>', 'kiln.yaml to read (default ./kiln.yaml if present; env KILN_CONFIG)')
     .option('--db <path>', 'SQLite store file (default ./kiln.db; env KILN_DB)')
-    .option('--store <url>', 'store to use: postgres://user:password@host:5432/db or sqlite:<path> (env KILN_STORE; default SQLite ./kiln.db)')
+    .option('--store <url>', 'store to use: postgres://user:password@host:5432/db, redis://host:6379[/db][?name=<store name>] or sqlite:<path> (env KILN_STORE; default SQLite ./kiln.db)')
     .option('--pipelines <modules>', `extra pipeline modules, comma-separated (env ${PIPELINES_ENV})`)
     .option('--log-level <level>', 'trace|debug|info|warn|error|fatal|silent (env KILN_LOG_LEVEL)')
     .option('--log-format <format>', 'json|pretty|auto: auto is pretty on a terminal, else json (env KILN_LOG_FORMAT)');

@@ -26,7 +26,7 @@ import { openStore } from './open-store.ts';
 /** Flags that override configuration fields. */
 export interface RuntimeFlags {
   db?: string;
-  /** `postgres://...` or `sqlite:<path>`. */
+  /** `postgres://...`, `redis://...` or `sqlite:<path>`. */
   store?: string;
   host?: string;
   port?: number;

@@ -37,7 +37,7 @@ export interface LoadConfigOptions {
   file?: string;
   /** @default process.env */
   env?: Record<string, string | undefined>;
-  /** CLI flags; they win over everything else. `store` is a spec: `postgres://...` or `sqlite:<path>`. */
+  /** CLI flags; they win over everything else. `store` is a spec: `postgres://...`, `redis://...` or `sqlite:<path>`. */
   flags?: { db?: string; store?: string; host?: string; port?: number; logLevel?: string; logFormat?: string };
   /** Base of relative paths given by env, flags and defaults. @default process.cwd() */
   cwd?: string;
@@ -85,7 +85,8 @@ export function loadConfig(options: LoadConfigOptions): ResolvedConfig {
   const defaults = resolvePaths(CONFIG_DEFAULTS as unknown as Layer, cwd);
   const layers = [defaults, fileLayer, envLayer, flagLayer];
   const store = resolveStore(layers.map((l) => l['store']));
-  if (store === null) issues.push(missingUrlIssue(file));
+  // A URL of the other store in kiln.yaml is already reported (checkFileStore) at store.url.
+  if (store === null && !issues.some((i) => i.path === 'store.url')) issues.push(missingUrlIssue(file));
   const merged = mergeLayers(layers);
   // worker.lock is set in the file only; its default follows the selected store.
   const lock = store === null ? null : resolveLockSettings(fileLayer['worker']?.['lock'], store, file, issues);
@@ -108,9 +109,14 @@ export function loadConfig(options: LoadConfigOptions): ResolvedConfig {
   return deepFreeze({ source, ...sections, policies, settings: pipelineSettings.settings, commandPipelines: declared.specs });
 }
 
-/** `kind: postgres` in the file (env and flags select postgres only with a URL) and no URL anywhere. */
+/**
+ * `kind: postgres` or `kind: redis` in the file (env and flags select those only with a URL) and
+ * no URL of that store anywhere.
+ */
 function missingUrlIssue(file: ConfigFile | null): ConfigIssue {
-  const message = `kind is postgres but no URL is set (store.url, ${STORE_SPEC.env} or ${STORE_SPEC.flag})`;
+  const store = file?.value['store'];
+  const kind = isPlainObject(store) && typeof store['kind'] === 'string' ? store['kind'] : 'postgres';
+  const message = `kind is ${kind} but no URL is set (store.url, ${STORE_SPEC.env} or ${STORE_SPEC.flag})`;
   return { source: file?.source ?? 'file', path: 'store.kind', message, ...file?.positionOf(['store', 'kind'], 'key') };
 }
 

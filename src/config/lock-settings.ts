@@ -1,8 +1,8 @@
 /**
  * `worker.lock` of `kiln.yaml`: where stage locks are kept and their default TTL. Locks are kept
  * by the store itself (its `locks` sub-port), so the only provider that works is the selected
- * store's own; naming another, or one that does not exist yet (redis), is a configuration error
- * that says which providers exist.
+ * store's own (`redis` once the Redis store is selected); naming another is a configuration
+ * error that says which providers exist and how to select the store that keeps them.
  */
 import type { ConfigIssue } from '../core/errors.ts';
 import { DEFAULT_LOCK_TTL_MS } from '../core/policy/stage-policy.ts';
@@ -16,14 +16,19 @@ export type ResolvedLockSettings = ResolvedConfig['worker']['lock'];
 const PROVIDERS: readonly string[] = Object.values(LockProvider);
 const PROVIDER_LIST = `store (the selected store), or its own kind: ${PROVIDERS.join(', ')}`;
 
+/** How to select the store that keeps a provider's locks (memory is for tests, not selectable). */
+const SELECT_HINT: Readonly<Record<string, string>> = {
+  redis: ' (select the Redis store with store.url, KILN_STORE or --store redis://host:6379)',
+  postgres: ' (select the PostgreSQL store with store.url, KILN_STORE or --store postgres://...)',
+  sqlite: ' (select the SQLite store with store.path, KILN_DB or --db)',
+};
+
 /** Why `provider` cannot be used with the selected store, or undefined when it can. */
 function providerProblem(provider: string, store: ResolvedStore): string | undefined {
   if (provider === 'store' || provider === store.kind) return undefined;
-  if (provider === 'redis') {
-    return `lock provider "redis" is not available yet: locks are kept by the store, and the Redis store is not built yet; providers: ${PROVIDER_LIST}. Use ${store.kind} (this configuration's store) or leave provider out`;
-  }
   if (!PROVIDERS.includes(provider)) return `unknown lock provider "${provider}"; providers: ${PROVIDER_LIST}`;
-  return `lock provider ${provider} is not the selected store (${store.kind}): locks are kept by the store; use ${store.kind} or leave provider out`;
+  const hint = SELECT_HINT[provider] ?? '';
+  return `lock provider ${provider} is not the selected store (${store.kind}): locks are kept by the store${hint}; use ${store.kind} or leave provider out`;
 }
 
 /**

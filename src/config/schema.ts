@@ -39,15 +39,18 @@ export const StoreKind = {
   sqlite: 'sqlite',
   /** A PostgreSQL database shared by any number of hosts. */
   postgres: 'postgres',
+  /** A Redis server (>= 7.0) shared by any number of hosts, under one key prefix per store name. */
+  redis: 'redis',
 } as const;
 /** One of {@link StoreKind}'s values. */
 export type StoreKind = (typeof StoreKind)[keyof typeof StoreKind];
 
-/** Lock providers: every store keeps its own locks (Redis will, once the Redis store exists). */
+/** Lock providers: every store keeps its own locks, so the provider is the selected store's kind. */
 export const LockProvider = {
   sqlite: 'sqlite',
   postgres: 'postgres',
   memory: 'memory',
+  redis: 'redis',
 } as const;
 /** One of {@link LockProvider}'s values. */
 export type LockProvider = (typeof LockProvider)[keyof typeof LockProvider];
@@ -55,13 +58,18 @@ export type LockProvider = (typeof LockProvider)[keyof typeof LockProvider];
 /** Default PostgreSQL schema of kiln's tables. */
 export const DEFAULT_PG_SCHEMA = 'kiln';
 
+/** Default name of a Redis store (its keys are `kiln:{default}:...`); `?name=` in the URL names another. */
+export const DEFAULT_REDIS_STORE_NAME = 'default';
+
 /** An unquoted PostgreSQL identifier that needs no quoting (lower case, at most 63 bytes). */
 const SCHEMA_NAME_PATTERN = '^[a-z_][a-z0-9_]{0,62}$';
 
 /** The resolved store: exactly one store, with what opening it needs. */
 export type ResolvedStore =
   | { readonly kind: typeof StoreKind.sqlite; readonly path: string }
-  | { readonly kind: typeof StoreKind.postgres; readonly url: string; readonly schema: string };
+  | { readonly kind: typeof StoreKind.postgres; readonly url: string; readonly schema: string }
+  /** `url` without its `name` query parameter, which became `name` (the key space). */
+  | { readonly kind: typeof StoreKind.redis; readonly url: string; readonly name: string };
 
 const D = DEFAULT_STAGE_POLICY;
 const strict = { additionalProperties: false } as const;
@@ -138,8 +146,8 @@ export const KilnFileSchema = Type.Object(
       Type.Object(
         {
           kind: Type.Optional(
-            Type.Union([Type.Literal(StoreKind.sqlite), Type.Literal(StoreKind.postgres)], {
-              description: 'Which store; when omitted, `url` selects postgres and otherwise sqlite is used.',
+            Type.Union([Type.Literal(StoreKind.sqlite), Type.Literal(StoreKind.postgres), Type.Literal(StoreKind.redis)], {
+              description: 'Which store; when omitted, `url` selects postgres or redis by its scheme and otherwise sqlite is used.',
             }),
           ),
           path: Type.Optional(
@@ -147,10 +155,11 @@ export const KilnFileSchema = Type.Object(
           ),
           url: Type.Optional(
             Type.String({
-              pattern: '^[Pp][Oo][Ss][Tt][Gg][Rr][Ee][Ss]([Qq][Ll])?://',
-              errorMessage: 'must be a postgres:// or postgresql:// URL',
+              pattern: '^([Pp][Oo][Ss][Tt][Gg][Rr][Ee][Ss]([Qq][Ll])?|[Rr][Ee][Dd][Ii][Ss][Ss]?)://',
+              errorMessage: 'must be a postgres://, postgresql://, redis:// or rediss:// URL',
               kilnSecret: true,
-              description: 'PostgreSQL connection URL; selects the postgres store. Env KILN_STORE, flag --store (which also take sqlite:<path>).',
+              description:
+                'Connection URL: postgres://user@host:5432/db selects the postgres store, redis://host:6379[/db][?name=<store name>] (rediss:// for TLS) the redis store. Env KILN_STORE, flag --store (which also take sqlite:<path>).',
             }),
           ),
           schema: Type.Optional(
@@ -230,7 +239,7 @@ export const KilnFileSchema = Type.Object(
                 provider: Type.Optional(
                   Type.String({
                     minLength: 1,
-                    description: "Where stage locks are kept: the store's own (sqlite, postgres or memory; default: the selected store). redis needs the Redis store, not available yet.",
+                    description: "Where stage locks are kept: the store's own (store, or its kind: sqlite, postgres, redis or memory; default: the selected store).",
                   }),
                 ),
                 ttl: Type.Optional(
@@ -372,7 +381,7 @@ export const ENV_BINDINGS: readonly EnvBinding[] = [
 ];
 
 /**
- * A store spec (`postgres://...` or `sqlite:<path>`, see `store-url.ts`) that selects the store:
+ * A store spec (`postgres://...`, `redis://...` or `sqlite:<path>`, see `store-url.ts`) that selects the store:
  * it sets `store.url` or `store.path`, so it cannot be combined with `KILN_DB` / `--db`.
  */
 export const STORE_SPEC = { env: 'KILN_STORE', flag: '--store' } as const;

@@ -207,11 +207,13 @@ export class StageFailure extends PipelineError {
  */
 export const ERROR_CODES = {
   CONFIG_INVALID: { status: 500, summary: 'kiln.yaml, environment or flags are invalid; start-up stops.' },
-  VALIDATION_FAILED: { status: 400, summary: 'The request body, query or parameters do not match the schema.' },
+  VALIDATION_FAILED: { status: 400, summary: 'The request body, query or parameters do not match the schema, or the HTTP request is malformed.' },
   INVALID_JSON: { status: 400, summary: 'The request body is not valid JSON.' },
   INVALID_MULTIPART: { status: 400, summary: 'The multipart/form-data body is malformed (no boundary, ends early, bad part header) or has no file part.' },
   JSON_FORBIDDEN_KEY: { status: 400, summary: 'The JSON body has a key that could poison a prototype (__proto__, or constructor with a prototype).' },
   PAYLOAD_TOO_LARGE: { status: 413, summary: 'The request body is larger than the limit.' },
+  HEADERS_TOO_LARGE: { status: 431, summary: "The request line and headers exceed the HTTP server's limit (a very long URL, say)." },
+  REQUEST_TIMEOUT: { status: 408, summary: 'The client did not send the whole request within the receive timeout.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, summary: 'The request Content-Type is not accepted here.' },
   UNAUTHENTICATED: { status: 401, summary: 'The request has no usable API token (none, malformed, unknown, expired or revoked); send Authorization: Bearer <token>.' },
   FORBIDDEN_SCOPE: { status: 403, summary: "The request's API token lacks the scope the route needs (details.required)." },

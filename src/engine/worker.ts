@@ -67,10 +67,19 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
   let stopping = false;
   let loopDone: Promise<void> = Promise.resolve();
   let wakeSleep: AbortController | undefined;
+  /**
+   * A wake that came while the loop was not sleeping (its claim was in flight): that claim may
+   * have read the queue before the job that woke us was committed, so the next sleep is skipped
+   * rather than waiting a whole poll interval for work that is already there.
+   */
+  let wokenWhileAwake = false;
   let reapTimer: CancelTimer | undefined;
   let reapTicks = 0;
 
-  const wake = (): void => wakeSleep?.abort();
+  const wake = (): void => {
+    if (wakeSleep === undefined) wokenWhileAwake = true;
+    else wakeSleep.abort();
+  };
   const unsubscribe = deps.store.onWake((queue) => {
     if (served.has(queue)) wake();
   });
@@ -133,6 +142,10 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
   };
 
   const sleep = async (ms: number): Promise<void> => {
+    if (wokenWhileAwake) {
+      wokenWhileAwake = false;
+      return;
+    }
     wakeSleep = new AbortController();
     await deps.clock.sleep(ms, wakeSleep.signal);
     wakeSleep = undefined;

@@ -8,7 +8,7 @@ import type { Logger } from '../core/logger.ts';
 import { TokenScope } from '../core/ports/tokens.ts';
 import type { Kiln } from '../engine/kiln-types.ts';
 import { installAuth, PUBLIC, type AuthOptions } from './auth.ts';
-import { installErrorEnvelope } from './error-envelope.ts';
+import { handleClientError, handleFrameworkError, installErrorEnvelope } from './error-envelope.ts';
 import { installJsonBodyParser } from './json-body.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, installRequestDeadline } from './request-deadline.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -31,9 +31,17 @@ export const DEFAULT_BODY_LIMIT_BYTES = 65_536;
 /**
  * How long a client may take to send a whole request (headers and body), Node's own default: the
  * request deadline starts only once the body is in, so this is what ends a client that never
- * finishes its upload (Node answers 408 and closes the connection; the partial temp file goes).
+ * finishes its upload (408 REQUEST_TIMEOUT, see `handleClientError`; the connection is closed and
+ * the partial temp file goes).
  */
 export const REQUEST_RECEIVE_TIMEOUT_MS = 300_000;
+
+/**
+ * Longest path parameter fastify's router matches; a longer one is 400 VALIDATION_FAILED before any
+ * schema runs (fastify's default, 100, would refuse ids the schemas allow). Above every parameter
+ * schema's `maxLength`, so the schema names the field.
+ */
+export const MAX_PARAM_LENGTH = 1_000;
 
 /** What {@link buildApp} needs. */
 export interface AppDeps {
@@ -111,6 +119,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     ...(deps.logger ? { loggerInstance: toFastifyLogger(deps.logger) } : { logger: false }),
     // fastify's two lines per request ("incoming request", "request completed") give way to one.
     disableRequestLogging: true,
+    // Errors of fastify's router (bad percent-encoding, an over-long parameter) answer kiln's envelope too.
+    frameworkErrors: handleFrameworkError,
+    // ... and so do requests Node's HTTP parser refuses (headers too large, a malformed request line, 408).
+    clientErrorHandler: handleClientError,
+    // Above every parameter's own schema limit (ids 200, queues 300): the schema, not the router, refuses a long value, naming the field.
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
   });
   // Only JSON is accepted; without this, text/plain bodies would reach the schema as strings
   // and fail as 400 instead of the truthful 415.

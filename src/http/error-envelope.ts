@@ -3,6 +3,7 @@
  * (+ `details`), with one of kiln's stable codes (`ERROR_CODES`), never a stack trace.
  */
 import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CODES, PipelineError, type ErrorCode, type ErrorDetails } from '../core/errors.ts';
 
@@ -81,9 +82,13 @@ export function toErrorEnvelope(err: unknown): { body: ErrorEnvelope; internal: 
     }
     const known = FASTIFY_CODES[err.code];
     if (known) return { body: envelope(known.statusCode, known.code, err.message), internal: false };
-    // Other client errors fastify raises (bad Content-Length, ...) are malformed requests.
+    // Other client errors fastify raises (bad Content-Length, a path parameter over the router's
+    // limit, ...) are malformed requests; as for every code, the catalogue decides the status.
     const status = err.statusCode ?? 500;
-    if (status >= 400 && status < 500) return { body: envelope(status, status === 404 ? 'NOT_FOUND' : 'VALIDATION_FAILED', err.message), internal: false };
+    if (status >= 400 && status < 500) {
+      const code: ErrorCode = status === 404 ? 'NOT_FOUND' : 'VALIDATION_FAILED';
+      return { body: envelope(ERROR_CODES[code].status, code, err.message), internal: false };
+    }
   }
   return { body: envelope(500, 'INTERNAL', 'internal server error'), internal: true };
 }
@@ -107,6 +112,43 @@ function handleError(err: unknown, request: FastifyRequest, reply: FastifyReply)
     void reply.header('retry-after', String(retryAfterSeconds(body)));
   }
   return reply.status(body.statusCode).send(body);
+}
+
+/**
+ * fastify's `frameworkErrors` option: the errors its router raises before any route or hook runs
+ * (a path with a malformed percent-encoding, `FST_ERR_BAD_URL`; a path parameter longer than
+ * `maxParamLength`, `FST_ERR_MAX_PARAM_LENGTH`), which it would otherwise answer itself with its
+ * own codes, go through the same envelope as every other error.
+ */
+export function handleFrameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  handleError(err, request, reply);
+}
+
+/** The envelope of a request Node's HTTP parser refused (`clientError`), by Node's error code. */
+export function clientErrorEnvelope(nodeCode: string | undefined): ErrorEnvelope {
+  const code: ErrorCode = nodeCode === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'REQUEST_TIMEOUT' : nodeCode === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : 'VALIDATION_FAILED';
+  const messages: Record<string, string> = {
+    REQUEST_TIMEOUT: 'the request was not received in full within the receive timeout',
+    HEADERS_TOO_LARGE: 'the request line and headers are larger than the server accepts (shorten the URL or the headers)',
+  };
+  return envelope(ERROR_CODES[code].status, code, messages[code] ?? `the HTTP request is malformed (${nodeCode ?? 'parse error'})`);
+}
+
+/**
+ * fastify's `clientErrorHandler` option: a request Node cannot parse (headers over its size limit,
+ * a broken request line, a client too slow to send its request) never reaches fastify's routing,
+ * and fastify's own answer has no code. This one answers kiln's envelope, then closes the
+ * connection as Node does.
+ */
+export function handleClientError(err: Error & { code?: string }, socket: Socket): void {
+  // A reset connection has no one to answer.
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const body = clientErrorEnvelope(err.code);
+  const text = JSON.stringify(body);
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${body.statusCode} ${body.error}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+  }
+  socket.destroy(err);
 }
 
 /** Installs the error handler and the not-found handler on the root instance. */

@@ -3,10 +3,12 @@
  * kiln code, names the offending field, and never leaks a stack trace or an internal message.
  */
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
 import { StoreUnavailableError } from '../../src/core/errors.ts';
+import { clientErrorEnvelope } from '../../src/http/error-envelope.ts';
 import type { Logger } from '../../src/core/logger.ts';
 import { openHttpHarness, postJson, type HarnessOptions, type HttpHarness } from './http-harness.ts';
 
@@ -88,6 +90,50 @@ test('an unknown route is 404 NOT_FOUND in the same envelope', () =>
     assert.equal(res.statusCode, 404);
     assertEnvelope(res.json(), 404, 'NOT_FOUND');
     assert.equal(res.json().message, 'route GET /v2/nothing not found');
+  }));
+
+// Found by the HTTP fuzzer (test/support/http-fuzz/): fastify's router answered these itself,
+// with its own codes (FST_ERR_BAD_URL, FST_ERR_MAX_PARAM_LENGTH) and a 414 for a 101-character id.
+test("errors of fastify's router answer the envelope: a malformed percent-encoding or an over-long path parameter is 400 VALIDATION_FAILED", () =>
+  withHarness(async (h) => {
+    for (const url of ['/v1/runs/%E0%A4%A', '/v1/runs/%ZZ/attempts', `/v1/runs/${'a'.repeat(1_500)}/attempts`, `/v1/jobs/${'j'.repeat(2_000)}`]) {
+      const res = await h.app.inject({ method: 'GET', url });
+      assert.equal(res.statusCode, 400, url);
+      assertEnvelope(res.json(), 400, 'VALIDATION_FAILED');
+    }
+    // Ids up to the schema's 200 characters reach the route (fastify's default limit was 100).
+    const long = await h.app.inject({ method: 'GET', url: `/v1/runs/${'a'.repeat(150)}` });
+    assertEnvelope(long.json(), 404, 'NOT_FOUND');
+    const tooLong = await h.app.inject({ method: 'GET', url: `/v1/runs/${'a'.repeat(201)}` });
+    assertEnvelope(tooLong.json(), 400, 'VALIDATION_FAILED');
+    assert.match(tooLong.json().message, /params\.id/);
+  }));
+
+/** Writes `raw` to the server at `origin` and reads everything it answers until it closes. */
+function rawExchange(origin: string, raw: string): Promise<string> {
+  const { hostname, port } = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port) }, () => socket.end(raw));
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(answer));
+  });
+}
+
+// Found by the fuzzer's real-HTTP pass: Node's HTTP layer refused these before fastify routed
+// them, and fastify answered without a code ({"error":"Request Header Fields Too Large",...}).
+test('a request the HTTP parser refuses answers the envelope: a 20 KB URL is 431 HEADERS_TOO_LARGE, a malformed request line 400 VALIDATION_FAILED', () =>
+  withHarness(async (h) => {
+    const origin = await h.app.listen({ host: '127.0.0.1', port: 0 });
+    const long = await fetch(`${origin}/v1/qr?content=${'x'.repeat(20_000)}`);
+    assert.equal(long.status, 431);
+    assertEnvelope((await long.json()) as Record<string, unknown>, 431, 'HEADERS_TOO_LARGE');
+    const garbage = await rawExchange(origin, 'NOT HTTP AT ALL\r\n\r\n');
+    assert.match(garbage, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assertEnvelope(JSON.parse(garbage.slice(garbage.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>, 400, 'VALIDATION_FAILED');
+    // A client too slow to send its request (after REQUEST_RECEIVE_TIMEOUT_MS, 5 minutes: not waited for here).
+    assertEnvelope({ ...clientErrorEnvelope('ERR_HTTP_REQUEST_TIMEOUT') }, 408, 'REQUEST_TIMEOUT');
   }));
 
 /** A core `Logger` (not pino) that keeps error lines, to see what the API logs. */

@@ -3,7 +3,8 @@
  * `GET /v1/verify`) on the memory, SQLite and PostgreSQL stores with real artifact files: nothing
  * on a healthy store after real pipeline runs; after each invariant is broken on purpose (see
  * verify-scenario.ts), exactly those violations, with their ids. PostgreSQL runs on this
- * process's private cluster (skipped, with the reason, where none is available).
+ * process's private cluster, Redis on its private redis-server (each skipped, with the reason,
+ * where none is available).
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -18,8 +19,11 @@ import type { Store } from '../../src/core/ports/store.ts';
 import { createContext } from '../../src/stores/memory/context.ts';
 import { buildMemoryStoreOn } from '../../src/stores/memory/store.ts';
 import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
+import { keyPrefix } from '../../src/stores/redis/index.ts';
 import { postgresSkipReason } from '../support/postgres-cluster.ts';
 import { usePostgresStores } from '../support/postgres-stores.ts';
+import { createStoreName, redisSkipReason } from '../support/redis-server.ts';
+import { useRedisStores } from '../support/redis-stores.ts';
 import { assertHealthy, breakEverything, found, runHealthyWork, verifyWorld, type StoreTamper } from './verify-scenario.ts';
 
 /** A store on `clock` and what breaks it behind its port. */
@@ -139,6 +143,63 @@ describe('kiln.verify on the PostgreSQL store', { skip }, () => {
         deleteJobs: (runId) => sql('DELETE FROM $schema.jobs WHERE run_id = $1', runId),
         deleteLedgerEntry: (runId, stage) => sql("DELETE FROM $schema.ledger WHERE run_id = $1 AND stage = $2 AND kind = 'stage'", runId, stage),
         setStageStatus: (runId, stage, status) => sql('UPDATE $schema.stage_records SET status = $3 WHERE run_id = $1 AND stage = $2', runId, stage, status),
+      },
+    };
+  });
+});
+
+/**
+ * Tampering behind the Redis store's port: Lua run as one unit on the store's keys (the layout of
+ * src/stores/redis/routines/lib-keys.lua; KEYS[1] = the prefix, ARGV = run id, stage, status).
+ */
+const REDIS_TAMPER = {
+  /** Deletes the run's jobs from their state's index, the run's job set and the job records. */
+  deleteJobs: `
+    local P, n = KEYS[1], 0
+    for _, id in ipairs(redis.call('SMEMBERS', P .. 'runjobs:' .. ARGV[1])) do
+      local j = redis.call('HMGET', P .. 'job:' .. id, 'queue', 'state', 'priority')
+      if j[2] == 'ready' then redis.call('ZREM', P .. 'ready:' .. j[1] .. ':' .. j[3], id) end
+      if j[2] == 'leased' or j[2] == 'parked' or j[2] == 'dead' then redis.call('ZREM', P .. j[2] .. ':' .. j[1], id) end
+      redis.call('ZREM', P .. 'deadjobs', id)
+      n = n + redis.call('DEL', P .. 'job:' .. id)
+    end
+    redis.call('DEL', P .. 'runjobs:' .. ARGV[1])
+    return n`,
+  /** Deletes the ledger entry of kind stage of the run's stage ARGV[2] (and its place in the run's list). */
+  deleteLedgerEntry: `
+    local P = KEYS[1]
+    for _, key in ipairs(redis.call('LRANGE', P .. 'runledger:' .. ARGV[1], 0, -1)) do
+      local e = redis.call('HMGET', P .. 'ledger:' .. key, 'stage', 'kind')
+      if e[1] == ARGV[2] and e[2] == 'stage' then
+        redis.call('LREM', P .. 'runledger:' .. ARGV[1], 0, key)
+        return redis.call('DEL', P .. 'ledger:' .. key)
+      end
+    end
+    return 0`,
+  /** Sets the status of the run's stage record ARGV[2] to ARGV[3]. */
+  setStageStatus: `
+    local P = KEYS[1]
+    local index = redis.call('LPOS', P .. 'stages:' .. ARGV[1], ARGV[2])
+    if not index then return 0 end
+    redis.call('HSET', P .. 'stage:' .. ARGV[1] .. ':' .. index, 'status', ARGV[3])
+    return 1`,
+} as const;
+
+describe('kiln.verify on the Redis store', { skip: redisSkipReason() }, () => {
+  const redis = useRedisStores();
+  describeAudit(async (_dir, clock) => {
+    const name = createStoreName();
+    const store = await redis.open({ name, clock });
+    const run = async (script: keyof typeof REDIS_TAMPER, ...args: string[]): Promise<void> => {
+      const changed = await (await redis.admin()).eval(REDIS_TAMPER[script], 1, keyPrefix(name), ...args);
+      assert.ok(Number(changed) > 0, `${script} changed nothing`);
+    };
+    return {
+      store,
+      tamper: {
+        deleteJobs: (runId) => run('deleteJobs', runId),
+        deleteLedgerEntry: (runId, stage) => run('deleteLedgerEntry', runId, stage),
+        setStageStatus: (runId, stage, status) => run('setStageStatus', runId, stage, status),
       },
     };
   });

@@ -36,8 +36,11 @@ export const TEMPLATE_FILES = [
   ...SUB_PORT_FILES,
 ] as const;
 
-/** Kinds of store: SQL stores also keep their statements and migrations in the template's places. */
-export const StoreKind = { memory: 'memory', sql: 'sql' } as const;
+/**
+ * Kinds of store: SQL stores also keep their statements and migrations in the template's places;
+ * script stores (Redis) keep their server-side scripts in `routines/`.
+ */
+export const StoreKind = { memory: 'memory', sql: 'sql', script: 'script' } as const;
 export type StoreKind = (typeof StoreKind)[keyof typeof StoreKind];
 
 /** Sub-folders a store may have: SQL text, migrations, routines, and helpers of one sub-port each. */
@@ -54,13 +57,15 @@ function list(dir: string): { files: Set<string>; folders: string[] } {
 /**
  * Every way `dir` departs from the template, one line each (empty when it follows it): a missing
  * template file; for SQL stores, a missing `sql/<sub-port>.ts` or `migrations/`; a sub-folder that
- * is neither `sql`, `migrations`, `routines` nor named after a sub-port.
+ * is neither `sql`, `migrations`, `routines` nor named after a sub-port; for script stores, a
+ * missing `routines/`.
  */
 export function templateProblems(dir: string, kind: StoreKind): string[] {
   const problems: string[] = [];
   const { files, folders } = list(dir);
   for (const file of TEMPLATE_FILES) if (!files.has(file)) problems.push(`missing ${file}`);
   for (const folder of folders) if (!FOLDERS_ALLOWED.has(folder)) problems.push(`unexpected folder ${folder}/`);
+  if (kind === StoreKind.script && !folders.includes('routines')) problems.push('missing routines/');
   if (kind === StoreKind.sql) {
     if (!folders.includes('migrations')) problems.push('missing migrations/');
     const sqlFiles = folders.includes('sql') ? list(join(dir, 'sql')).files : new Set<string>();

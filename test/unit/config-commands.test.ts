@@ -92,7 +92,7 @@ describe('pipelines declared in kiln.yaml', () => {
       ['worker.lock.provider', 8, 15],
     ]);
     assert.match(issues[0]?.message ?? '', /unknown key "db".*one store of kiln/);
-    assert.match(issues[1]?.message ?? '', /lock provider "redis" is not available yet.*providers: store \(the selected store\)/);
+    assert.match(issues[1]?.message ?? '', /lock provider redis is not the selected store \(sqlite\).*select the Redis store with store\.url, KILN_STORE or --store/);
   });
 
   test('every field resolves: argv text split without a shell, env as text, cwd, retry, exit codes, cache key, lock, publish', () => {

@@ -1,6 +1,7 @@
 /**
- * Lock settings in kiln.yaml: `worker.lock` (the provider is the selected store's own; redis and
- * unknown providers are refused naming the providers that exist; `ttl` is the default TTL) and a
+ * Lock settings in kiln.yaml: `worker.lock` (the provider is the selected store's own, redis on
+ * the Redis store; another store's or an unknown provider is refused naming the providers that
+ * exist; `ttl` is the default TTL) and a
  * stage's `lock` override (key template and TTL, checked at load with file and line).
  */
 import assert from 'node:assert/strict';
@@ -36,18 +37,28 @@ describe('worker.lock', () => {
     assert.deepEqual(load('store: { url: "postgres://kiln@localhost/kiln" }\n').worker.lock, { provider: 'postgres', ttlMs: 30_000 }, 'the default follows the store');
   });
 
-  test('provider redis is refused with a clear message naming the providers that exist, at its line', () => {
+  test('provider redis is the Redis store\'s own locks: valid when the store is Redis, and the default there', () => {
+    const redis = 'store: { url: "redis://127.0.0.1:6379" }\n';
+    assert.deepEqual(load(`${redis}worker: { lock: { provider: redis, ttl: 45s } }\n`).worker.lock, { provider: 'redis', ttlMs: 45_000 });
+    assert.deepEqual(load(`${redis}worker: { lock: { provider: store } }\n`).worker.lock, { provider: 'redis', ttlMs: 30_000 });
+    assert.deepEqual(load(redis).worker.lock, { provider: 'redis', ttlMs: 30_000 }, 'the default follows the store');
+    assert.deepEqual(load('worker: { lock: { provider: redis } }\n', { env: { KILN_STORE: 'redis://cache:6379' } }).worker.lock, { provider: 'redis', ttlMs: 30_000 });
+  });
+
+  test('provider redis with another store is refused at its line, saying how to select the Redis store', () => {
     const issues = issuesOf(() => load('worker:\n  concurrency: 8\n  lock:\n    provider: redis\n    ttl: 45s\n'));
     const provider = issues.find((i) => i.path === 'worker.lock.provider');
     assert.ok(provider, JSON.stringify(issues));
     assert.equal(provider.line, 4);
-    assert.match(provider.message, /lock provider "redis" is not available yet/);
-    assert.match(provider.message, /providers: store \(the selected store\), or its own kind: sqlite, postgres, memory/);
-    assert.match(provider.message, /Use sqlite/);
+    assert.match(provider.message, /lock provider redis is not the selected store \(sqlite\): locks are kept by the store/);
+    assert.match(provider.message, /select the Redis store with store\.url, KILN_STORE or --store redis:\/\/host:6379/);
+    assert.match(provider.message, /use sqlite or leave provider out/);
+    const pg = issuesOf(() => load('store: { url: "postgres://kiln@localhost/kiln" }\nworker: { lock: { provider: redis } }\n'));
+    assert.match(pg[0]?.message ?? '', /lock provider redis is not the selected store \(postgres\)/);
   });
 
   test('an unknown provider, or another store than the selected one, is refused', () => {
-    assert.match(issuesOf(() => load('worker: { lock: { provider: zookeeper } }\n'))[0]?.message ?? '', /unknown lock provider "zookeeper"; providers: store \(the selected store\), or its own kind: sqlite, postgres, memory/);
+    assert.match(issuesOf(() => load('worker: { lock: { provider: zookeeper } }\n'))[0]?.message ?? '', /unknown lock provider "zookeeper"; providers: store \(the selected store\), or its own kind: sqlite, postgres, memory, redis/);
     assert.match(issuesOf(() => load('worker: { lock: { provider: postgres } }\n'))[0]?.message ?? '', /lock provider postgres is not the selected store \(sqlite\)/);
     assert.match(issuesOf(() => load('worker: { lock: { ttl: -1s } }\n'))[0]?.path ?? '', /worker\.lock\.ttl/);
   });

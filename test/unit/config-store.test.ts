@@ -108,10 +108,10 @@ describe('store selection', () => {
     writeYaml('store:\n  url: "mysql://kiln:s3cret-pw@h/db"\n');
     const fileIssue = issuesOf(() => load())[0]!;
     assert.equal(fileIssue.path, 'store.url');
-    assert.match(fileIssue.message, /must be a postgres:\/\/ or postgresql:\/\/ URL, got mysql:\/\/kiln:\*\*\*@h\/db/);
+    assert.match(fileIssue.message, /must be a postgres:\/\/, postgresql:\/\/, redis:\/\/ or rediss:\/\/ URL, got mysql:\/\/kiln:\*\*\*@h\/db/);
     rmSync(join(dir, 'kiln.yaml'));
     const spec = issuesOf(() => load({ flags: { store: 'mysql://kiln:s3cret-pw@h/db' } }));
-    assert.match(spec[0]!.message, /must be a postgres:\/\/ URL or sqlite:<path>/);
+    assert.match(spec[0]!.message, /must be a postgres:\/\/ or redis:\/\/ URL or sqlite:<path>/);
     assert.match(issuesOf(() => load({ flags: { store: './bare.db' } }))[0]!.message, /sqlite:<path>/);
     assert.match(issuesOf(() => load({ env: { KILN_STORE: 'postgres:///db' } }))[0]!.message, /must name a host/);
     const schema = issuesOf(() => load({ env: { KILN_STORE: PG_URL, KILN_PG_SCHEMA: 'Bad-Name' } }));
@@ -119,6 +119,64 @@ describe('store selection', () => {
       schema.map((i) => [i.source, i.path]),
       [['env', 'KILN_PG_SCHEMA']],
     );
+  });
+});
+
+const REDIS_URL = 'redis://:s3cret-pw@cache.internal:6379/2';
+
+describe('redis store selection', () => {
+  test('KILN_STORE, --store and store.url with a redis:// URL select Redis, named default unless ?name= says otherwise', () => {
+    const expected = { kind: 'redis', url: REDIS_URL, name: 'default' };
+    assert.deepEqual(load({ env: { KILN_STORE: REDIS_URL } }).store, expected);
+    assert.deepEqual(load({ flags: { store: REDIS_URL } }).store, expected);
+    writeYaml(`store:\n  url: ${REDIS_URL}\n`);
+    assert.deepEqual(load().store, expected);
+    assert.deepEqual(load({ env: { KILN_STORE: `${REDIS_URL}?name=tenant-a.prod` } }).store, { kind: 'redis', url: REDIS_URL, name: 'tenant-a.prod' });
+  });
+
+  test('the name leaves the URL the driver gets, other query parameters stay, and rediss:// (TLS) selects Redis too', () => {
+    const store = load({ flags: { store: 'rediss://kiln:s3cret-pw@cache:6380/0?name=blue&family=6' } }).store;
+    assert.deepEqual(store, { kind: 'redis', url: 'rediss://kiln:s3cret-pw@cache:6380/0?family=6', name: 'blue' });
+    assert.deepEqual(load({ env: { KILN_STORE: 'REDIS://cache' } }).store, { kind: 'redis', url: 'REDIS://cache', name: 'default' });
+  });
+
+  test('kind: redis takes its URL from KILN_STORE; a source above wins as for any store', () => {
+    writeYaml('store:\n  kind: redis\n');
+    assert.deepEqual(load({ env: { KILN_STORE: REDIS_URL } }).store, { kind: 'redis', url: REDIS_URL, name: 'default' });
+    assert.match(issuesOf(() => load())[0]!.message, /kind is redis but no URL is set \(store\.url, KILN_STORE or --store\)/);
+    writeYaml(`store: { url: "${REDIS_URL}" }\n`);
+    assert.deepEqual(load({ flags: { store: PG_URL } }).store, { kind: 'postgres', url: PG_URL, schema: 'kiln' });
+    assert.deepEqual(load({ flags: { db: 'local.db' } }).store, { kind: 'sqlite', path: join(dir, 'local.db') });
+    writeYaml(`store: { url: "${PG_URL}" }\n`);
+    assert.deepEqual(load({ env: { KILN_STORE: REDIS_URL } }).store, { kind: 'redis', url: REDIS_URL, name: 'default' });
+  });
+
+  test('contradictions with a Redis URL are issues with their lines, and never show the password', () => {
+    const file = writeYaml(['store:', '  kind: postgres', `  url: ${REDIS_URL}`, ''].join('\n'));
+    const kindIssues = issuesOf(() => load());
+    assert.deepEqual(
+      kindIssues.map((i) => [i.source, i.path, i.line]),
+      [[file, 'store.url', 3]],
+      'one issue: the missing postgres URL is not reported again',
+    );
+    assert.match(kindIssues[0]!.message, /kind is postgres but url selects Redis/);
+    writeYaml(['store:', '  path: a.db', `  url: ${REDIS_URL}`, ''].join('\n'));
+    assert.match(issuesOf(() => load())[0]!.message, /store\.url \(Redis\) and store\.path \(SQLite\) are both set/);
+    writeYaml(['store:', `  url: ${REDIS_URL}`, '  schema: kiln', ''].join('\n'));
+    assert.match(issuesOf(() => load())[0]!.message, /schema applies to the postgres store only \(a Redis store is named by the URL's \?name=\)/);
+    rmSync(join(dir, 'kiln.yaml'));
+    const both = issuesOf(() => load({ flags: { db: 'a.db', store: REDIS_URL } }));
+    assert.match(both[0]!.message, /selects Redis but --db names a SQLite file too/);
+  });
+
+  test('Redis URLs without a host, with a path that is no database number, or with a bad name are issues', () => {
+    assert.match(issuesOf(() => load({ env: { KILN_STORE: 'redis:///0' } }))[0]!.message, /must name a host \(redis:\/\/host:6379\/0\)/);
+    assert.match(issuesOf(() => load({ flags: { store: 'redis://:s3cret-pw@h/cache' } }))[0]!.message, /path of a Redis URL is a database number/);
+    const name = issuesOf(() => load({ flags: { store: `${REDIS_URL}?name=a%20b` } }))[0]!;
+    assert.equal(name.path, '--store');
+    assert.match(name.message, /\?name= is the store's name \(1 to 64 of A-Z a-z 0-9 _ \. -\), got "a b"/);
+    writeYaml('store:\n  url: "redis://:s3cret-pw@h/x"\n');
+    assert.equal(issuesOf(() => load())[0]!.path, 'store.url');
   });
 });
 
@@ -135,13 +193,23 @@ describe('store URLs', () => {
     assert.equal(redactSecrets(`failed for ${url}: password p@ss rejected`, url), 'failed for postgres://kiln:***@h/db: password *** rejected');
   });
 
+  test('redactUrl masks a Redis password, with or without a user', () => {
+    assert.equal(redactUrl(REDIS_URL), 'redis://:***@cache.internal:6379/2');
+    assert.equal(redactUrl('rediss://kiln:pw@h:6380?name=x'), 'rediss://kiln:***@h:6380?name=x');
+    assert.equal(redactSecrets(`connect ECONNREFUSED ${REDIS_URL} (s3cret-pw)`, REDIS_URL), 'connect ECONNREFUSED redis://:***@cache.internal:6379/2 (***)');
+  });
+
   test('describeStore names the store without its password', () => {
+    assert.equal(describeStore({ kind: 'redis', url: REDIS_URL, name: 'blue' }), 'redis redis://:***@cache.internal:6379/2 (name blue)');
     assert.equal(describeStore({ kind: 'postgres', url: PG_URL, schema: 'kiln' }), 'postgres postgres://kiln:***@db.internal:5432/kiln (schema kiln)');
     assert.equal(describeStore({ kind: 'sqlite', path: '/var/kiln.db' }), 'sqlite /var/kiln.db');
   });
 
-  test('parseStoreSpec accepts postgres:// and postgresql:// URLs and sqlite:<path>, nothing else', () => {
+  test('parseStoreSpec accepts postgres://, postgresql://, redis:// and rediss:// URLs and sqlite:<path>, nothing else', () => {
     assert.deepEqual(parseStoreSpec('postgresql://u@h/db'), { kind: 'postgres', url: 'postgresql://u@h/db' });
+    assert.deepEqual(parseStoreSpec(' redis://h:6379 '), { kind: 'redis', url: 'redis://h:6379' });
+    assert.deepEqual(parseStoreSpec('rediss://h'), { kind: 'redis', url: 'rediss://h' });
+    assert.equal(parseStoreSpec('redis+sentinel://h').kind, 'invalid');
     assert.deepEqual(parseStoreSpec('sqlite:/tmp/k.db'), { kind: 'sqlite', path: '/tmp/k.db' });
     assert.equal(parseStoreSpec('sqlite:').kind, 'invalid');
     assert.equal(parseStoreSpec('k.db').kind, 'invalid');

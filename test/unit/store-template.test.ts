@@ -13,6 +13,7 @@ const STORES: readonly { name: string; kind: StoreKind }[] = [
   { name: 'memory', kind: StoreKind.memory },
   { name: 'sqlite', kind: StoreKind.sql },
   { name: 'postgres', kind: StoreKind.sql },
+  { name: 'redis', kind: StoreKind.script },
 ];
 
 describe('store template', () => {

@@ -1,0 +1,162 @@
+/**
+ * What every sub-port of the Redis store shares: the connection, the key prefix, the id source,
+ * the time argument, the scripts, wake delivery, and the one wrapper every public method goes
+ * through (refused after `close()` and before the schema is current, errors passed through
+ * `mapError`, so no driver error escapes).
+ *
+ * Scripts: every `routines/<name>.lua` is one atomic port method (or one shared move), loaded
+ * with every `routines/lib-*.lua` in front of it, and called with ONE key (the prefix) and
+ * ARGV[1] = the time argument; see lib-keys.lua for the layout and conventions.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import type { Redis } from 'ioredis';
+import type { Clock } from '../../core/clock.ts';
+import { SchemaVersionError } from '../../core/errors.ts';
+import type { IdGenerator } from '../../core/ids.ts';
+import { closedStoreError, mapError, scriptError, type ScriptFailure } from './errors.ts';
+import { latestSchemaVersion, readSchemaVersion } from './migrate.ts';
+
+const ROUTINES = new URL('./routines/', import.meta.url);
+
+/** The scripts of this code, by name (file name without `.lua`), each with the libs in front. */
+function loadRoutines(): ReadonlyMap<string, string> {
+  const files = readdirSync(ROUTINES).filter((f) => f.endsWith('.lua')).sort();
+  // lib-keys.lua first: the other libs use its locals (P, int, k_*), which must be declared before them.
+  const libNames = files.filter((f) => f.startsWith('lib-')).sort((a, b) => Number(b === 'lib-keys.lua') - Number(a === 'lib-keys.lua'));
+  const libs = libNames.map((f) => readFileSync(new URL(f, ROUTINES), 'utf8'));
+  const preamble = libs.join('\n');
+  const routines = new Map<string, string>();
+  for (const file of files) {
+    if (file.startsWith('lib-')) continue;
+    routines.set(file.slice(0, -'.lua'.length), `${preamble}\n${readFileSync(new URL(file, ROUTINES), 'utf8')}`);
+  }
+  return routines;
+}
+
+let routineSources: ReadonlyMap<string, string> | undefined;
+
+/** A method of a port: arguments in, a promise out. */
+type Method<Args extends unknown[], Result> = (...args: Args) => Promise<Result>;
+
+/** One argument of a script (ARGV[2] on): text, or a number written as decimal text. */
+export type ScriptArg = string | number;
+
+/** The answer of a script, as lib-keys.lua's ok() / fail() encode it. */
+type ScriptAnswer<T> = { ok: T } | { err: ScriptFailure };
+
+/** Shared state of one store instance. */
+export interface RedisContext {
+  /** The command connection. */
+  readonly redis: Redis;
+  /** KEYS[1] of every script: `<name>:{<name>}:`-style prefix, ending in `:`. */
+  readonly prefix: string;
+  readonly ids: IdGenerator;
+  /** ARGV[1] of every script: the injected clock's time (tests), or '' for the server's TIME. */
+  nowArg(): string;
+  /**
+   * Runs `routines/<name>.lua` as one atomic unit with `args` as ARGV[2..]; resolves with its
+   * `ok` value, or rejects with the kiln error of its `err` answer.
+   */
+  call<T>(name: string, args?: readonly ScriptArg[]): Promise<T>;
+  /** Wakes listeners of this process and of every other process on the store (a hint only). */
+  wake(queues: Iterable<string>): void;
+  /**
+   * Wraps one public method: `StoreUnavailableError` after `close()`, `SchemaVersionError` until
+   * the schema is current (unless `needsSchema` is false: migrate, schemaVersion, now), and
+   * whatever it throws passed through `mapError`.
+   */
+  guard<Args extends unknown[], Result>(body: Method<Args, Result>, needsSchema?: boolean): Method<Args, Result>;
+  /** A sub-port: every method of `methods` wrapped by {@link RedisContext.guard}. */
+  port<Port extends object>(methods: Port): Port;
+  /** Records that `migrate()` brought the schema up to date: calls stop checking it. */
+  schemaMigrated(): void;
+  /** Marks the store closed (every later call is refused); false when it already was. */
+  markClosed(): boolean;
+}
+
+/** What {@link createContext} needs; `clock` is the test seam (see `index.ts`), undefined in production. */
+export interface RedisContextDeps {
+  redis: Redis;
+  prefix: string;
+  ids: IdGenerator;
+  clock: Clock | undefined;
+  deliverWakes: (queues: Iterable<string>) => void;
+}
+
+/** Builds the context of one store instance. */
+export function createContext(deps: RedisContextDeps): RedisContext {
+  const { redis, prefix, clock } = deps;
+  routineSources ??= loadRoutines();
+  const defined = new Set<string>();
+  let closed = false;
+  let schemaCurrent = false;
+
+  const commandOf = (name: string): string => {
+    const command = `kiln_${name.replace(/[^A-Za-z0-9]/g, '_')}`;
+    if (!defined.has(command)) {
+      const lua = routineSources?.get(name);
+      if (lua === undefined) throw new Error(`redis store: no routine ${name}.lua`);
+      redis.defineCommand(command, { numberOfKeys: 1, lua });
+      defined.add(command);
+    }
+    return command;
+  };
+
+  const nowArg = clock === undefined ? () => '' : () => String(clock.now());
+
+  const requireCurrentSchema = async (): Promise<void> => {
+    if (schemaCurrent) return;
+    const version = await readSchemaVersion(redis, prefix);
+    if (version > latestSchemaVersion()) {
+      throw new SchemaVersionError(`redis store ${prefix} is at version ${version}, newer than this code's ${latestSchemaVersion()}`, {
+        details: { prefix, version, latest: latestSchemaVersion() },
+      });
+    }
+    if (version < latestSchemaVersion()) {
+      throw new SchemaVersionError(`redis store ${prefix} is at version ${version}, older than ${latestSchemaVersion()}: call migrate() first`, {
+        details: { prefix, version, required: latestSchemaVersion() },
+      });
+    }
+    schemaCurrent = true;
+  };
+
+  const guard = <Args extends unknown[], Result>(body: Method<Args, Result>, needsSchema = true): Method<Args, Result> => {
+    return async (...args: Args): Promise<Result> => {
+      if (closed) throw closedStoreError();
+      try {
+        if (needsSchema) await requireCurrentSchema();
+        return await body(...args);
+      } catch (err) {
+        throw mapError(err);
+      }
+    };
+  };
+
+  return {
+    redis,
+    prefix,
+    ids: deps.ids,
+    nowArg,
+    async call<T>(name: string, args: readonly ScriptArg[] = []): Promise<T> {
+      const command = commandOf(name);
+      const run = (redis as unknown as Record<string, (...a: ScriptArg[]) => Promise<string>>)[command];
+      if (run === undefined) throw new Error(`redis store: command ${command} was not defined`);
+      const text = await run.call(redis, prefix, nowArg(), ...args);
+      const answer = JSON.parse(text) as ScriptAnswer<T>;
+      if ('err' in answer) throw scriptError(answer.err);
+      return answer.ok;
+    },
+    wake: deps.deliverWakes,
+    guard,
+    port: <Port extends object>(methods: Port): Port =>
+      Object.fromEntries(Object.entries(methods).map(([name, method]) => [name, guard(method as Method<unknown[], unknown>)])) as Port,
+    schemaMigrated: () => {
+      schemaCurrent = true;
+    },
+    markClosed: () => {
+      const wasOpen = !closed;
+      closed = true;
+      return wasOpen;
+    },
+  };
+}

@@ -1,0 +1,23 @@
+-- audit-ledger-mismatches: one page of the scan of runs by id, each run with its stage records'
+-- statuses and its ledger entries, read together (the client compares them).
+-- Keys: runs (lexicographic), stages:<runId>, stage:<runId>:<index>, runledger:<runId>, ledger:<key>.
+-- ARGV: [2] the last run id of the previous page ('' from the start), [3] limit (runs).
+-- Result: [{ id, stages = [[stage, status, rollbackStatus or ''], ...], entries = [[key, stage,
+--   kind], ...] }, ...] by run id.
+-- Invariant: reads only.
+local min = ARGV[2] == '' and '-' or ('(' .. ARGV[2])
+local runs = {}
+for _, id in ipairs(redis.call('ZRANGEBYLEX', k('runs'), min, '+', 'LIMIT', 0, tonumber(ARGV[3]))) do
+  local stages, entries = {}, {}
+  local count = redis.call('LLEN', k_stages(id))
+  for i = 0, count - 1 do
+    local s = redis.call('HMGET', k_stage(id, int(i)), 'stage', 'status', 'rollbackStatus')
+    if s[1] then stages[#stages + 1] = { s[1], s[2], s[3] or '' } end
+  end
+  for _, key in ipairs(redis.call('LRANGE', k_runledger(id), 0, -1)) do
+    local e = redis.call('HMGET', k_ledger(key), 'stage', 'kind')
+    if e[1] then entries[#entries + 1] = { key, e[1], e[2] } end
+  end
+  runs[#runs + 1] = { id = id, stages = stages, entries = entries }
+end
+return ok(runs)

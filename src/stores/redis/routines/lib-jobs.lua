@@ -1,0 +1,226 @@
+-- lib-jobs.lua: the moves the jobs and operator scripts share, in ONE local table (JOBS) so the
+-- concatenated libs stay far below Lua's 200-locals limit. Keys are lib-keys.lua's.
+--
+-- Shared moves
+--   JOBS.enqueue      a new ready job, unless a live job with its idempotency key absorbs it
+--   JOBS.delete_job   a job out of its index and gone (its run stays known in 'jobrun')
+--   JOBS.end_run      a run ended for good: its jobs deleted, unfinished stages skipped
+--   JOBS.check_lease  the lease check every lease-carrying mutation makes first
+--   JOBS.ledger_put   the ledger entry of a key (the first completion wins)
+--   JOBS.publish      publications by compare-and-set, fenced by the lease and the stage lock
+--   JOBS.restart      a parked or dead job ready again as a fresh start (resume, replay)
+--
+-- Key of the jobs sub-port (beside lib-keys.lua's):
+--   P..'jobs:outputs:'..runId  hash  stage -> output JSON text of the run's stage records that
+--                                    are `succeeded` (a claim's outputs in one read)
+--
+-- Invariants the moves keep
+--   * A job's index entry matches its state: ready -> ready:<queue>:<priority> (score
+--     availableAt) with its priority in prios:<queue>; leased -> leased:<queue> (score
+--     leaseUntil); parked -> parked:<queue>; dead -> dead:<queue> and deadjobs.
+--   * prios:<queue> names exactly the priorities whose ready zset is not empty.
+--   * jobkey maps an idempotency key to its one live (non-dead) job.
+--   * jobs:outputs:<runId> holds exactly the outputs of the run's succeeded stage records: set by
+--     a completion, dropped when a claim or a restart moves a record out of succeeded.
+--   * Every job id stays in 'jobrun' after the job is gone, so a holder of a deleted job is told
+--     'cancelled' (its run was cancelled or superseded) rather than 'lost'.
+
+local JOBS = {}
+
+function JOBS.k_outputs(runId) return P .. 'jobs:outputs:' .. runId end
+
+-- Stands for the run id in an enqueued job's key (the client knows the job, not its run).
+JOBS.RUN_PLACEHOLDER = '\1run\1'
+
+-- A set of words from 'a,b,c' (status lists the client passes from core's transition table).
+function JOBS.set_of(list)
+  local set = {}
+  for word in string.gmatch(list or '', '[^,]+') do set[word] = true end
+  return set
+end
+
+-- Adds job `j` (a table with id, state, queue, priority, availableAt, leaseUntil) to the index
+-- of its state.
+function JOBS.index(j)
+  local state, id, queue = j.state, j.id, j.queue
+  if state == 'ready' then
+    redis.call('ZADD', k_ready(queue, j.priority), j.availableAt, id)
+    redis.call('ZADD', k_prios(queue), j.priority, j.priority)
+  elseif state == 'leased' then
+    redis.call('ZADD', k_leased(queue), j.leaseUntil, id)
+  elseif state == 'parked' then
+    redis.call('ZADD', k_parked(queue), 0, id)
+  elseif state == 'dead' then
+    redis.call('ZADD', k_dead(queue), 0, id)
+    redis.call('ZADD', k('deadjobs'), 0, id)
+  end
+end
+
+-- Removes job `j` (id, state, queue, priority) from the index of its state.
+function JOBS.unindex(j)
+  local state, id, queue = j.state, j.id, j.queue
+  if state == 'ready' then
+    local ready = k_ready(queue, j.priority)
+    redis.call('ZREM', ready, id)
+    if redis.call('EXISTS', ready) == 0 then redis.call('ZREM', k_prios(queue), j.priority) end
+  elseif state == 'leased' then
+    redis.call('ZREM', k_leased(queue), id)
+  elseif state == 'parked' then
+    redis.call('ZREM', k_parked(queue), id)
+  elseif state == 'dead' then
+    redis.call('ZREM', k_dead(queue), id)
+    redis.call('ZREM', k('deadjobs'), id)
+  end
+end
+
+-- The job as a table (nil when it does not exist).
+function JOBS.job(id)
+  local j = hgetall(k_job(id))
+  if j.id == nil then return nil end
+  return j
+end
+
+-- Deletes job `j` (a table as JOBS.job returns): index, live key, run's job set, record.
+function JOBS.delete_job(j)
+  JOBS.unindex(j)
+  if j.state ~= 'dead' and redis.call('HGET', k('jobkey'), j.idempotencyKey) == j.id then
+    redis.call('HDEL', k('jobkey'), j.idempotencyKey)
+  end
+  redis.call('SREM', k_runjobs(j.runId), j.id)
+  redis.call('DEL', k_job(j.id))
+end
+
+-- The stage record key of `stage` in run `runId`, nil when the run has no such stage: callers
+-- then skip the record's write, as an UPDATE matching no row does in the SQL stores (a Lua
+-- error after a write would leave the script half applied: Redis does not roll scripts back).
+function JOBS.stage_key(runId, stage)
+  local index = redis.call('LPOS', k_stages(runId), stage)
+  if not index then return nil end
+  return k_stage(runId, index)
+end
+
+-- Enqueues a ready job for run `run` (a table: id, pipeline, tenant, traceId) from `spec`
+-- (stage, queue, kind, maxAttempts, priority as text, key with JOBS.RUN_PLACEHOLDER or the run
+-- id, id). A live job with the same key absorbs it. Returns the queue when a job was made
+-- ready now, nil when absorbed.
+function JOBS.enqueue(run, spec, now)
+  local key = spec.key
+  local at = string.find(key, JOBS.RUN_PLACEHOLDER, 1, true)
+  if at then key = string.sub(key, 1, at - 1) .. run.id .. string.sub(key, at + #JOBS.RUN_PLACEHOLDER) end
+  local id, queue, nowText = spec.id, spec.queue, int(now)
+  if redis.call('HSETNX', k('jobkey'), key, id) == 0 then return nil end
+  local fields = {
+    'id', id, 'runId', run.id, 'pipeline', run.pipeline, 'stage', spec.stage, 'queue', queue, 'kind', spec.kind,
+    'state', 'ready', 'idempotencyKey', key, 'attempt', '0', 'maxAttempts', spec.maxAttempts,
+    'priority', spec.priority, 'availableAt', nowText, 'enqueuedAt', nowText, 'redeliveries', '0',
+  }
+  if run.tenant then fields[#fields + 1] = 'tenant'; fields[#fields + 1] = run.tenant end
+  if run.traceId then fields[#fields + 1] = 'traceId'; fields[#fields + 1] = run.traceId end
+  redis.call('HSET', k_job(id), unpack(fields))
+  redis.call('HSET', k('jobrun'), id, run.id)
+  redis.call('SADD', k_runjobs(run.id), id)
+  redis.call('ZADD', k_ready(queue, spec.priority), nowText, id)
+  -- A priority already in prios:<queue> means the queue had a ready job: it is in 'queues'.
+  if redis.call('ZADD', k_prios(queue), spec.priority, spec.priority) == 1 then redis.call('SADD', k('queues'), queue) end
+  return queue
+end
+
+-- Ends run `runId` for good with `status` and `errorText` (JSON text, or nil for none): its
+-- jobs deleted (so no holder can commit), the stages that had not succeeded `skipped`.
+function JOBS.end_run(runId, status, errorText, now)
+  for _, jobId in ipairs(redis.call('SMEMBERS', k_runjobs(runId))) do
+    local j = JOBS.job(jobId)
+    if j then JOBS.delete_job(j) end
+  end
+  local count = redis.call('LLEN', k_stages(runId))
+  for i = 0, count - 1 do
+    local key = k_stage(runId, i)
+    if redis.call('HGET', key, 'status') ~= 'succeeded' then
+      redis.call('HSET', key, 'status', 'skipped')
+      redis.call('HDEL', key, 'leaseOwner', 'leaseUntil')
+    end
+  end
+  local nowText = int(now)
+  hset(k_run(runId), { status = status, error = errorText or false, currentStage = false, finishedAt = nowText, updatedAt = nowText })
+end
+
+-- The lease check: the job exists, is leased, carries `token` and has not expired. Returns the
+-- job table, or nil and 'cancelled' (the job is gone because its run was cancelled or
+-- superseded) or 'lost'.
+function JOBS.check_lease(jobId, token, now)
+  local j = JOBS.job(jobId)
+  if j == nil then
+    local runId = redis.call('HGET', k('jobrun'), jobId)
+    local status = runId and redis.call('HGET', k_run(runId), 'status')
+    if status == 'cancelled' or status == 'superseded' then return nil, 'cancelled' end
+    return nil, 'lost'
+  end
+  if j.state ~= 'leased' or j.leaseToken ~= token or tonumber(j.leaseUntil or '0') <= now then return nil, 'lost' end
+  return j
+end
+
+-- Clears job `id`'s lease fields.
+function JOBS.clear_lease(id)
+  redis.call('HDEL', k_job(id), 'leaseOwner', 'leaseToken', 'fence', 'leaseUntil', 'leaseMs')
+end
+
+-- Records the first completion of job `j`'s idempotency key (a later one keeps the first).
+function JOBS.ledger_put(j, outputText, now)
+  local key = k_ledger(j.idempotencyKey)
+  if redis.call('EXISTS', key) == 1 then return end
+  redis.call('HSET', key, 'key', j.idempotencyKey, 'runId', j.runId, 'stage', j.stage, 'kind', j.kind,
+    'output', outputText, 'completedAt', int(now))
+  redis.call('RPUSH', k_runledger(j.runId), j.idempotencyKey)
+end
+
+-- Applies publications `pubs` (each subjectId, profile, artifactRef, subjectVersion as text) of
+-- a completion fenced by `leaseFence`; under a lock (`lockKey`, `lockFence` text) every one is
+-- refused unless the lock on lockKey still has that fence, and accepted ones carry
+-- max(lease fence, lock fence). Compare-and-set: a higher subjectVersion wins, an equal one only
+-- with a higher fence. Returns how many were refused.
+function JOBS.publish(pubs, leaseFence, now, lockKey, lockFence)
+  if pubs == nil or #pubs == 0 then return 0 end
+  local fence = leaseFence
+  if lockKey then
+    local current = redis.call('HGET', k_lock(lockKey), 'fence')
+    if not current or tonumber(current) ~= tonumber(lockFence) then return #pubs end
+    fence = math.max(leaseFence, tonumber(lockFence))
+  end
+  local refused = 0
+  for _, p in ipairs(pubs) do
+    local key = k_pub(p.subjectId)
+    local stored = redis.call('HGET', key, p.profile)
+    local version = tonumber(p.subjectVersion)
+    local wins = true
+    if stored then
+      local s = cjson.decode(stored)
+      local storedVersion = tonumber(s.subjectVersion)
+      if version ~= storedVersion then wins = version > storedVersion else wins = fence > tonumber(s.fence) end
+    end
+    if wins then
+      redis.call('HSET', key, p.profile, cjson.encode({
+        artifactRef = p.artifactRef, subjectVersion = int(version), fence = int(fence), updatedAt = int(now),
+      }))
+    else
+      refused = refused + 1
+    end
+  end
+  return refused
+end
+
+-- Makes parked or dead job `j` ready now as a fresh start (attempt 0, its stage record pending)
+-- and its run running at its stage.
+function JOBS.restart(j, now)
+  local nowText = int(now)
+  JOBS.unindex(j)
+  j.state = 'ready'
+  j.availableAt = nowText
+  redis.call('HSET', k_job(j.id), 'state', 'ready', 'attempt', '0', 'availableAt', nowText)
+  JOBS.index(j)
+  local stageKey = j.kind == 'stage' and JOBS.stage_key(j.runId, j.stage)
+  if stageKey then
+    redis.call('HSET', stageKey, 'status', 'pending')
+    redis.call('HDEL', JOBS.k_outputs(j.runId), j.stage)
+  end
+  redis.call('HSET', k_run(j.runId), 'status', 'running', 'currentStage', j.stage, 'updatedAt', nowText)
+end

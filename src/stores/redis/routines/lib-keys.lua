@@ -1,0 +1,112 @@
+-- lib-keys.lua: the Redis store's key layout and the helpers every script shares. The loader
+-- (context.ts) puts every lib-*.lua file in front of each script, so this is the ONE place a key
+-- name is spelled. Every script is called with ONE key, KEYS[1] = the store's prefix (for example
+-- "kiln:{default}:"; the braces are a cluster hash tag, so every key of a store lives in one slot),
+-- and ARGV[1] = the injected test clock in ms, or "" for the server's clock (TIME).
+--
+-- Conventions
+-- - Records are hashes whose field names are the model's (src/core/model.ts); a null field is
+--   absent; numbers are decimal text written with int(); JSON values (input, output, progress,
+--   error, lastError) are JSON text written by the client and never decoded here.
+-- - A script answers cjson.encode({ok = result}) or cjson.encode({err = {kind, ...}}) (see
+--   fail() and context.ts). Records travel as flat HGETALL arrays (strings): the client converts
+--   them (rows.ts), so no number passes through cjson's 14-digit encoder.
+-- - Ids, lease tokens and worker ids come from the client (its IdGenerator), as ARGV.
+--
+-- Layout (P = KEYS[1]); the sub-port that writes a key is in brackets
+--   P..'meta'                 hash   schema_version, fence (the ONE fence counter: job claims,
+--                                    cache builders and locks all take next_fence())    [root]
+--   P..'run:'..id             hash   Run                                                [jobs, operator]
+--   P..'runs'                 zset   every run id, score 0 (lexicographic = creation order) [jobs]
+--   P..'runkey'               hash   pipeline.."\0"..idempotencyKey -> run id           [jobs]
+--   P..'subject:'..pipeline.."\0"..subjectId  zset  run ids, score subjectVersion        [jobs]
+--   P..'stages:'..runId       list   stage names in pipeline order                      [jobs]
+--   P..'stage:'..runId..':'..index  hash  StageRecord (index is 0-based, as in the list) [jobs, operator]
+--   P..'job:'..id             hash   Job                                                [jobs, operator]
+--   P..'jobrun'               hash   job id -> run id, kept after the job is deleted    [jobs]
+--   P..'runjobs:'..runId      set    ids of the run's existing jobs (any state)         [jobs, operator]
+--   P..'jobkey'               hash   job idempotencyKey -> id of its non-dead job       [jobs, operator]
+--   P..'queues'               set    every queue that ever had a job or was paused      [jobs, operator]
+--   P..'paused'               set    paused queues                                      [operator]
+--   P..'prios:'..queue        zset   priorities that have a ready zset, score = priority [jobs]
+--   P..'ready:'..queue..':'..priority  zset  ready job ids, score availableAt (ties by id)  [jobs, operator]
+--   P..'leased:'..queue       zset   leased job ids, score leaseUntil                   [jobs]
+--   P..'parked:'..queue       zset   parked job ids, score 0 (by id)                    [jobs, operator]
+--   P..'dead:'..queue         zset   dead job ids, score 0 (by id)                      [jobs, operator]
+--   P..'deadjobs'             zset   every dead job id, score 0 (by id)                 [jobs, operator]
+--   P..'ledger:'..key         hash   LedgerEntry                                        [jobs]
+--   P..'runledger:'..runId    list   the run's ledger keys in completion order          [jobs]
+--   P..'attempts:'..runId     list   FailedAttempt as JSON text, in commit order        [jobs]
+--   P..'jobs:outputs:'..runId hash   stage -> output of the run's succeeded stages (lib-jobs.lua) [jobs]
+--   P..'pub:'..subjectId      hash   profile -> cjson {artifactRef, subjectVersion, fence, updatedAt}
+--                                    (numbers as text)                                  [jobs, publications]
+--   P..'lock:'..key           hash   owner, token, fence, acquiredAt, expiresAt         [locks]
+--   P..'locks'                zset   lock keys, score expiresAt                         [locks]
+-- A sub-port's other keys start with its own name (cache:, request:, version:, token:, tokens, artifactref:,
+-- activity:, ...) and are listed in its lib-<sub-port>.lua or script headers.
+
+local P = KEYS[1]
+
+local function k(name) return P .. name end
+local function k_run(id) return P .. 'run:' .. id end
+local function k_stages(runId) return P .. 'stages:' .. runId end
+local function k_stage(runId, index) return P .. 'stage:' .. runId .. ':' .. index end
+local function k_job(id) return P .. 'job:' .. id end
+local function k_runjobs(runId) return P .. 'runjobs:' .. runId end
+local function k_prios(queue) return P .. 'prios:' .. queue end
+local function k_ready(queue, priority) return P .. 'ready:' .. queue .. ':' .. priority end
+local function k_leased(queue) return P .. 'leased:' .. queue end
+local function k_parked(queue) return P .. 'parked:' .. queue end
+local function k_dead(queue) return P .. 'dead:' .. queue end
+local function k_ledger(key) return P .. 'ledger:' .. key end
+local function k_runledger(runId) return P .. 'runledger:' .. runId end
+local function k_attempts(runId) return P .. 'attempts:' .. runId end
+local function k_pub(subjectId) return P .. 'pub:' .. subjectId end
+local function k_lock(key) return P .. 'lock:' .. key end
+
+-- An integer as exact decimal text (tostring would print 1e+15 style past 14 digits).
+local function int(n) return string.format('%.0f', n) end
+
+-- The time of this call in ms: the injected test clock (ARGV[1]) or the server's TIME.
+local NOW
+local function now_ms()
+  if NOW then return NOW end
+  if ARGV[1] ~= nil and ARGV[1] ~= '' then
+    NOW = tonumber(ARGV[1])
+  else
+    local t = redis.call('TIME')
+    NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return NOW
+end
+
+-- The next fence: greater than every fence this store issued before.
+local function next_fence() return redis.call('HINCRBY', P .. 'meta', 'fence', 1) end
+-- The next `n` fences at once (n >= 1): returns the first; the others follow it one by one.
+local function next_fences(n) return redis.call('HINCRBY', P .. 'meta', 'fence', n) - n + 1 end
+
+-- A hash as a Lua table (empty table when the key does not exist).
+local function hgetall(key)
+  local flat = redis.call('HGETALL', key)
+  local t = {}
+  for i = 1, #flat, 2 do t[flat[i]] = flat[i + 1] end
+  return t
+end
+
+-- Sets the fields of `t` (values already text; false removes the field) on hash `key`.
+local function hset(key, t)
+  local args, dels = {}, {}
+  for field, value in pairs(t) do
+    if value == false then dels[#dels + 1] = field else args[#args + 1] = field; args[#args + 1] = value end
+  end
+  if #args > 0 then redis.call('HSET', key, unpack(args)) end
+  if #dels > 0 then redis.call('HDEL', key, unpack(dels)) end
+end
+
+local function ok(result) return cjson.encode({ ok = result == nil and cjson.null or result }) end
+
+-- A domain error the client turns into a kiln error (context.ts): kind is one of
+-- validation | not_found | conflict | unprocessable; code, message and details as the error has.
+local function fail(kind, code, message, details)
+  return cjson.encode({ err = { kind = kind, code = code, message = message, details = details or {} } })
+end

@@ -1,0 +1,11 @@
+-- reads-read-ledger: the ledger entries of a run, in completion order.
+-- Keys: runledger:<runId> (the entries' keys, in order), ledger:<key>.
+-- ARGV[2] = run id.
+-- Result: [flat LedgerEntry hash, ...] (empty for an unknown run).
+-- Invariant: reads only.
+local entries = {}
+for _, key in ipairs(redis.call('LRANGE', k_runledger(ARGV[2]), 0, -1)) do
+  local entry = redis.call('HGETALL', k_ledger(key))
+  if #entry > 0 then entries[#entries + 1] = entry end
+end
+return ok(entries)

@@ -1,0 +1,70 @@
+/**
+ * Wake hints across processes over Redis pub/sub: a store publishes the queues that got ready
+ * jobs on `<prefix>wake` and every store on the prefix hears them on its own subscriber
+ * connection. A hint only: a lost message (a reconnect, a full output buffer) costs latency up to
+ * the workers' poll interval, never a job. A process's own hints are delivered locally at once and
+ * skipped when they come back from the server.
+ */
+import type { Redis } from 'ioredis';
+import type { Logger } from '../../core/logger.ts';
+import { createWakeListeners, type WakeListener } from '../shared/wake-listeners.ts';
+
+/** The wake side of one store. */
+export interface WakeHub {
+  /** Delivers `queues` to this process's listeners at once and publishes them to the others. */
+  publish(queues: Iterable<string>): void;
+  subscribe(listener: WakeListener): () => void;
+  close(): Promise<void>;
+}
+
+/** The channel of a prefix. */
+export function wakeChannel(prefix: string): string {
+  return `${prefix}wake`;
+}
+
+/**
+ * Creates the hub; the subscriber connection (a duplicate of `redis`) is opened with the first
+ * listener, so a store that only submits never holds a second connection.
+ */
+export function createWakeHub(redis: Redis, prefix: string, origin: string, logger: Logger): WakeHub {
+  const listeners = createWakeListeners();
+  const channel = wakeChannel(prefix);
+  let subscriber: Redis | undefined;
+
+  const listen = (): void => {
+    if (subscriber !== undefined) return;
+    const sub = redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null });
+    sub.on('error', (err: Error) => logger.debug({ err: err.message }, 'redis wake connection error'));
+    sub.on('message', (_channel: string, message: string) => {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(message);
+      } catch {
+        return;
+      }
+      if (!Array.isArray(parsed) || parsed[0] === origin || !Array.isArray(parsed[1])) return;
+      listeners.fire(parsed[1].filter((q): q is string => typeof q === 'string'));
+    });
+    sub.subscribe(channel).catch((err: unknown) => logger.debug({ err: String(err) }, 'redis wake subscribe failed'));
+    subscriber = sub;
+  };
+
+  return {
+    publish(queues) {
+      const list = [...new Set(queues)];
+      if (list.length === 0) return;
+      listeners.fire(list);
+      redis.publish(channel, JSON.stringify([origin, list])).catch(() => {});
+    },
+    subscribe(listener) {
+      listen();
+      return listeners.subscribe(listener);
+    },
+    async close() {
+      listeners.clear();
+      const sub = subscriber;
+      subscriber = undefined;
+      if (sub !== undefined) sub.disconnect();
+    },
+  };
+}

@@ -1,0 +1,179 @@
+/**
+ * The Redis store's job indexes stay true to its records (the invariants of
+ * src/stores/redis/routines/lib-jobs.lua), checked key by key after every step of a scenario
+ * that goes through each jobs and operator method: every job sits in exactly the index of its
+ * state (with the right score), no index holds a job that is gone or in another state, prios
+ * names exactly the non-empty ready zsets, jobkey maps each live job's key to it, runjobs lists
+ * each run's jobs, and jobs:outputs holds exactly the outputs of the succeeded stage records.
+ * Skipped, with the reason, where no Redis is available.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Redis } from 'ioredis';
+import { createFakeClock } from '../../src/core/clock.ts';
+import { createIdGenerator } from '../../src/core/ids.ts';
+import type { Store } from '../../src/core/ports/store.ts';
+import { keyPrefix } from '../../src/stores/redis/index.ts';
+import { LEASE_MS, claim, claimOne, complete, failJob, failure, leaseOf, onPipeline, rollbackJob, stageJob, submit } from '../conformance/fixture.ts';
+import { createStoreName, redisSkipReason } from '../support/redis-server.ts';
+import { useRedisStores } from '../support/redis-stores.ts';
+
+/** Every key of the store under `prefix`, without the prefix. */
+async function keysOf(admin: Redis, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const batch of admin.scanStream({ match: `${prefix}*`, count: 1000 }) as AsyncIterable<string[]>) {
+    keys.push(...batch.map((key) => key.slice(prefix.length)));
+  }
+  return keys.sort();
+}
+
+/** A zset as member -> score. */
+async function zsetOf(admin: Redis, key: string): Promise<Map<string, number>> {
+  const flat = await admin.zrange(key, 0, -1, 'WITHSCORES');
+  const members = new Map<string, number>();
+  for (let i = 0; i < flat.length; i += 2) members.set(flat[i] as string, Number(flat[i + 1]));
+  return members;
+}
+
+/** Asserts the invariants of lib-jobs.lua over every key of the store; `step` names the moment. */
+async function assertIndexesTrue(admin: Redis, prefix: string, step: string): Promise<void> {
+  const keys = await keysOf(admin, prefix);
+  const jobs = new Map<string, Record<string, string>>();
+  for (const key of keys.filter((k) => k.startsWith('job:'))) jobs.set(key.slice('job:'.length), await admin.hgetall(prefix + key));
+  const indexed = new Map<string, string>();
+  const index = async (key: string, state: string, score: (job: Record<string, string>) => number | undefined): Promise<void> => {
+    for (const [id, value] of await zsetOf(admin, prefix + key)) {
+      const job = jobs.get(id);
+      assert.ok(job, `${step}: ${key} holds ${id}, which is gone`);
+      assert.equal(job.state, state, `${step}: ${key} holds ${id}, which is ${job.state}`);
+      const expected = score(job);
+      if (expected !== undefined) assert.equal(value, expected, `${step}: score of ${id} in ${key}`);
+      if (key !== 'deadjobs') {
+        assert.equal(indexed.get(id), undefined, `${step}: ${id} is in ${key} and ${indexed.get(id)}`);
+        indexed.set(id, key);
+      }
+    }
+  };
+  for (const key of keys) {
+    if (key.startsWith('ready:')) await index(key, 'ready', (j) => (key === `ready:${j.queue}:${j.priority}` ? Number(j.availableAt) : -1));
+    else if (key.startsWith('leased:')) await index(key, 'leased', (j) => (key === `leased:${j.queue}` ? Number(j.leaseUntil) : -1));
+    else if (key.startsWith('parked:')) await index(key, 'parked', (j) => (key === `parked:${j.queue}` ? 0 : -1));
+    else if (key.startsWith('dead:')) await index(key, 'dead', (j) => (key === `dead:${j.queue}` ? 0 : -1));
+    else if (key === 'deadjobs') await index(key, 'dead', () => 0);
+  }
+  for (const [id, job] of jobs) {
+    assert.ok(indexed.has(id), `${step}: ${id} (${job.state}) is in no index`);
+    assert.equal(await admin.sismember(`${prefix}runjobs:${job.runId}`, id), 1, `${step}: runjobs of ${job.runId} lacks ${id}`);
+    assert.equal(await admin.hget(`${prefix}jobrun`, id), job.runId, `${step}: jobrun of ${id}`);
+    if (job.state !== 'dead') assert.equal(await admin.hget(`${prefix}jobkey`, job.idempotencyKey as string), id, `${step}: jobkey of live ${id}`);
+  }
+  for (const [key, id] of Object.entries(await admin.hgetall(`${prefix}jobkey`))) {
+    const job = jobs.get(id);
+    assert.ok(job && job.state !== 'dead' && job.idempotencyKey === key, `${step}: jobkey ${key} -> ${id}, not its live job`);
+  }
+  for (const key of keys.filter((k) => k.startsWith('runjobs:'))) {
+    for (const id of await admin.smembers(prefix + key)) assert.ok(jobs.has(id), `${step}: ${key} holds ${id}, which is gone`);
+  }
+  for (const key of keys.filter((k) => k.startsWith('prios:'))) {
+    const queue = key.slice('prios:'.length);
+    for (const priority of await admin.zrange(prefix + key, 0, -1)) {
+      assert.ok(keys.includes(`ready:${queue}:${priority}`), `${step}: ${key} names ${priority}, whose ready zset is empty`);
+    }
+  }
+  for (const key of keys.filter((k) => k.startsWith('ready:'))) {
+    const [, queue, priority] = /^ready:(.*):([^:]+)$/.exec(key) ?? [];
+    assert.notEqual(await admin.zscore(`${prefix}prios:${queue}`, priority as string), null, `${step}: prios:${queue} lacks ${priority}`);
+  }
+  for (const key of keys.filter((k) => k.startsWith('runs'))) assert.ok(key === 'runs' || key === 'runkey', `${step}: unexpected key ${key}`);
+  for (const runId of await admin.zrange(`${prefix}runs`, 0, -1)) {
+    const stages = await admin.lrange(`${prefix}stages:${runId}`, 0, -1);
+    const succeeded: Record<string, string> = {};
+    for (const [i, stage] of stages.entries()) {
+      const [status, output] = await admin.hmget(`${prefix}stage:${runId}:${i}`, 'status', 'output');
+      if (status === 'succeeded') succeeded[stage] = output ?? 'null';
+    }
+    assert.deepEqual(await admin.hgetall(`${prefix}jobs:outputs:${runId}`), succeeded, `${step}: jobs:outputs of ${runId}`);
+  }
+}
+
+describe('redis store: the job indexes follow the records', { skip: redisSkipReason() }, () => {
+  const stores = useRedisStores();
+
+  it('after every jobs and operator method, each job sits in the index of its state and every index entry is a job in that state', async () => {
+    const clock = createFakeClock();
+    const name = createStoreName('layout');
+    const store: Store = await stores.open({ name, clock, ids: createIdGenerator(clock) });
+    const admin = await stores.admin();
+    const prefix = keyPrefix(name);
+    const check = (step: string): Promise<void> => assertIndexesTrue(admin, prefix, step);
+    await store.migrate();
+
+    await store.jobs.submit([
+      ...Array.from({ length: 6 }, (_, i) => ({ ...runRequestOf(i % 5), idempotencyKey: `k${i % 5}` })),
+      { ...runRequestOf(10), firstJob: stageJob('a', { priority: 3 }) },
+      { ...runRequestOf(11), ...onPipeline('other') },
+      { ...runRequestOf(12), subjectId: 'asset', subjectVersion: 1 },
+    ]);
+    await check('submit');
+    await submit(store, { subjectId: 'asset', subjectVersion: 2 });
+    await check('supersede');
+
+    const [a1, a2, a3, a4, a5] = await claim(store, { queue: 'demo.a', workerId: 'w1', limit: 5, leaseMs: 1_000 });
+    assert.ok(a1 && a2 && a3 && a4 && a5);
+    await check('claim');
+    await store.jobs.commit([
+      { type: 'complete', lease: leaseOf(a1), output: { a: 1 }, durationMs: 1, next: stageJob('b') },
+      { type: 'complete', lease: leaseOf(a2), output: { a: 2 }, durationMs: 1, next: stageJob('a') },
+      { type: 'fail', lease: leaseOf(a3), error: failure('transient'), durationMs: 1, decision: { action: 'retry', delayMs: 500 } },
+      { type: 'fail', lease: leaseOf(a4), error: failure('intervention'), durationMs: 1, decision: { action: 'park' } },
+      { type: 'fail', lease: leaseOf(a5), error: failure('transient'), durationMs: 1, decision: { action: 'dead_letter', rollback: null } },
+    ]);
+    await check('commit');
+
+    const duplicate = await claimOne(store, 'demo.a');
+    await check('claim of a duplicate of a succeeded stage');
+    await store.jobs.release([{ ...leaseOf(duplicate), delayMs: 100, lockWait: true }]);
+    await check('release');
+    const b = await claimOne(store, 'demo.b', { leaseMs: 1_000 });
+    await clock.advance(1_000);
+    await store.jobs.reap();
+    await check('reap');
+    const b2 = await claimOne(store, 'demo.b');
+    await failJob(store, b2, { action: 'fail', rollback: rollbackJob('a') }, failure('permanent'));
+    await check('fail with a rollback');
+    const rollback = (await claim(store, { queue: 'demo.a', workerId: 'w1', limit: 10, leaseMs: LEASE_MS })).find((c) => c.job.kind === 'rollback');
+    assert.ok(rollback);
+    await complete(store, { lease: leaseOf(rollback), output: null, durationMs: 1, next: null });
+    await check('compensation');
+    assert.equal(b.job.id, b2.job.id);
+
+    await store.operator.resumeRun(a4.run.id);
+    await store.operator.replayJob(a5.job.id);
+    await check('resume and replay');
+    await store.operator.cancelRun(a5.run.id, 'stop');
+    await store.operator.setQueuePaused('demo.a', true);
+    await clock.advance(1_000);
+    assert.deepEqual(await claim(store, { queue: 'demo.a', workerId: 'w2', limit: 10, leaseMs: LEASE_MS }), []);
+    await store.operator.setQueuePaused('demo.a', false);
+    assert.equal((await claimOne(store, 'demo.a')).run.id, a4.run.id);
+    await submit(store);
+    await submit(store);
+    assert.equal(await store.operator.drainQueue('demo.a'), 2);
+    await check('cancel, pause and drain');
+  });
+});
+
+let inputs = 0;
+
+/** A submission of `demo` with its own input. */
+function runRequestOf(n: number) {
+  inputs += 1;
+  return {
+    pipeline: 'demo',
+    pipelineVersion: 1,
+    input: { n, inputs },
+    inputChecksum: `checksum-${n}`,
+    stages: ['a', 'b', 'c'],
+    firstJob: stageJob('a'),
+  };
+}

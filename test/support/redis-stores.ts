@@ -1,0 +1,89 @@
+/**
+ * Redis stores for tests, each under a key prefix of its own on this process's Redis (see
+ * redis-server.ts), closed and its keys deleted when the test is done: `useRedisStores` for test
+ * files that open stores themselves, `redisStoreHarness` for the conformance suite.
+ */
+import { after, afterEach } from 'node:test';
+import { Redis } from 'ioredis';
+import type { FakeClock } from '../../src/core/clock.ts';
+import type { IdGenerator } from '../../src/core/ids.ts';
+import type { Store } from '../../src/core/ports/store.ts';
+import { createRedisStore, keyPrefix, type RedisStore, type RedisStoreOptions } from '../../src/stores/redis/index.ts';
+import type { StoreHarness } from '../conformance/store-suite.ts';
+import { createStoreName, sharedRedis } from './redis-server.ts';
+
+/** Deletes every key of store `name`. */
+export async function deleteStoreKeys(admin: Redis, name: string): Promise<void> {
+  const stream = admin.scanStream({ match: `${keyPrefix(name)}*`, count: 1000 });
+  for await (const keys of stream as AsyncIterable<string[]>) {
+    if (keys.length > 0) await admin.unlink(...keys);
+  }
+}
+
+/** What {@link useRedisStores} gives a test file. */
+export interface RedisTestStores {
+  /** The URL of this process's Redis. */
+  url(): Promise<string>;
+  /** A plain connection for setting up and checking keys. */
+  admin(): Promise<Redis>;
+  /** A store, closed and its keys deleted after the test; a new name unless `options.name` is given. */
+  open(options?: Partial<RedisStoreOptions>): Promise<RedisStore>;
+}
+
+/** Stores for the tests of one `describe` (call it in the `describe` body). */
+export function useRedisStores(): RedisTestStores {
+  const opened: Store[] = [];
+  const names = new Set<string>();
+  let admin: Redis | undefined;
+  const url = async (): Promise<string> => (await sharedRedis()).url;
+  const adminConnection = async (): Promise<Redis> => (admin ??= new Redis(await url(), { maxRetriesPerRequest: 2 }));
+
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close();
+    const connection = await adminConnection();
+    for (const name of names) await deleteStoreKeys(connection, name);
+    names.clear();
+  });
+  after(async () => {
+    admin?.disconnect();
+    await (await sharedRedis()).stop();
+  });
+  return {
+    url,
+    admin: adminConnection,
+    async open(options = {}) {
+      const name = options.name ?? createStoreName();
+      names.add(name);
+      const store = createRedisStore({ url: await url(), ...options, name });
+      opened.push(store);
+      return store;
+    },
+  };
+}
+
+/**
+ * A conformance harness whose stores each get a new name (keys deleted by `destroy`) and the
+ * suite's fake clock as their test clock. `end` closes the admin connection and stops the server.
+ */
+export function redisStoreHarness(): StoreHarness & { end(): Promise<void> } {
+  const names = new WeakMap<Store, string>();
+  let admin: Redis | undefined;
+  return {
+    create: async ({ clock, ids }: { clock: FakeClock; ids: IdGenerator }) => {
+      const name = createStoreName();
+      const store = createRedisStore({ url: (await sharedRedis()).url, name, clock, ids });
+      names.set(store, name);
+      return store;
+    },
+    destroy: async (store) => {
+      await store.close();
+      const name = names.get(store);
+      admin ??= new Redis((await sharedRedis()).url, { maxRetriesPerRequest: 2 });
+      if (name !== undefined) await deleteStoreKeys(admin, name);
+    },
+    end: async () => {
+      admin?.disconnect();
+      await (await sharedRedis()).stop();
+    },
+  };
+}
