@@ -322,6 +322,39 @@ describe('token checks and the store', () => {
     }
   });
 
+  test('a store that does not answer the token checks: a loopback server that never saw a token serves as before; a token check is 503', async () => {
+    let hang = true;
+    let clock = 0;
+    const never = new Promise<never>(() => {});
+    const h = await openHttpHarness(
+      () => {
+        const store = createMemoryStore();
+        const tokens: TokensPort = {
+          ...store.tokens,
+          exist: () => (hang ? never : store.tokens.exist()),
+          getByHash: (hash) => (hang ? never : store.tokens.getByHash(hash)),
+        };
+        return { ...store, tokens };
+      },
+      { auth: { storeTimeoutMs: 100, monotonicMs: () => clock } },
+    );
+    try {
+      // The route itself needs no store: only the token check could hold it up.
+      assert.equal((await inject(h.app, 'GET', '/v1/cache/stats')).statusCode, 200);
+      hang = false;
+      const token = await issueToken(h.kiln.store, [TokenScope.read]);
+      clock += 2_000;
+      assert.equal((await inject(h.app, 'GET', '/v1/cache/stats')).statusCode, 401, 'the token is seen once the store answers');
+      hang = true;
+      const res = await inject(h.app, 'GET', '/v1/cache/stats', token.headers);
+      assert.equal(res.statusCode, 503);
+      assert.equal(res.json<{ code: string }>().code, 'STORE_UNAVAILABLE');
+      assert.equal((await inject(h.app, 'GET', '/v1/cache/stats')).statusCode, 401, 'once a token was seen, a silent store never opens the server');
+    } finally {
+      await h.close();
+    }
+  });
+
   test('the cached QR GET adds no store round trip for its token: one token read per TTL, however many requests', async () => {
     const counts = { getByHash: 0, exist: 0 };
     let clock = 0;
