@@ -18,8 +18,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm, stat, utimes } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { systemClock, type Clock } from '../core/clock.ts';
-import { ArtifactsUnavailableError, NotFoundError, PipelineError, ValidationError } from '../core/errors.ts';
+import { ArtifactsUnavailableError, NotFoundError, PipelineError } from '../core/errors.ts';
 import type { ArtifactRef, ArtifactStore, StoredArtifact, StoredTemp } from '../core/ports/artifact-store.ts';
+import { corrupt, DEFAULT_MEDIA_TYPE, parseRef, tooLarge } from './artifact-refs.ts';
+
+export { DEFAULT_MEDIA_TYPE } from './artifact-refs.ts';
 
 /** Options of {@link createFsArtifactStore}. */
 export interface FsArtifactStoreOptions {
@@ -37,10 +40,6 @@ export interface FsArtifactStore extends ArtifactStore {
   stat(ref: string): Promise<ArtifactRef | null>;
 }
 
-/** Media type recorded when `put` is given none. */
-export const DEFAULT_MEDIA_TYPE = 'application/octet-stream';
-
-const REF_PATTERN = /^sha256:([0-9a-f]{64})$/;
 const TEMP_SUFFIX = '.tmp';
 
 interface Sidecar {
@@ -370,12 +369,6 @@ async function fsyncDirectory(dir: string): Promise<void> {
   }
 }
 
-function parseRef(ref: string): string {
-  const match = REF_PATTERN.exec(ref);
-  if (!match?.[1]) throw new ValidationError(`artifact ref must be "sha256:" and 64 lowercase hex digits, got ${JSON.stringify(ref)}`);
-  return match[1];
-}
-
 async function statOrNull(path: string): Promise<{ size: number; mtimeMs: number } | null> {
   try {
     return await stat(path);
@@ -392,12 +385,4 @@ function isSidecar(value: unknown): value is Sidecar {
 
 function isCode(err: unknown, code: string): boolean {
   return (err as { code?: unknown } | null)?.code === code;
-}
-
-function tooLarge(maxBytes: number): ValidationError {
-  return new ValidationError(`artifact is larger than ${maxBytes} bytes`, { code: 'PAYLOAD_TOO_LARGE', details: { maxBytes } });
-}
-
-function corrupt(ref: string, why: string): PipelineError {
-  return new PipelineError('ARTIFACT_CORRUPT', `artifact ${ref} is corrupt: ${why}`, false, { details: { ref } });
 }

@@ -7,6 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createFsArtifactStore } from '../artifacts/fs-artifact-store.ts';
+import { createS3ArtifactStore } from '../artifacts/s3-artifact-store.ts';
 import { createCommandPipeline } from '../commands/command-pipeline.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Job } from '../core/model.ts';
@@ -121,9 +122,12 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
     await store.close();
     throw err;
   }
-  const artifacts = createFsArtifactStore({ root: config.artifacts.root });
+  const env = options.env ?? process.env;
+  // artifacts.url (s3://...) selects the S3 store; the filesystem store under artifacts.root is the default.
+  const s3 = config.artifacts.s3 ? createS3ArtifactStore({ ...config.artifacts.s3, env }) : null;
+  const artifacts = s3 ?? createFsArtifactStore({ root: config.artifacts.root });
   const metrics = createMetrics();
-  const tracing = await startTracing({ env: options.env ?? process.env, logger, version: kilnVersion(), ...(options.command ? { command: options.command } : {}) });
+  const tracing = await startTracing({ env, logger, version: kilnVersion(), ...(options.command ? { command: options.command } : {}) });
   const kiln = createKiln({
     store,
     artifacts,
@@ -161,6 +165,6 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
       metrics.setWorkerSlots(() => created.slots());
       return created;
     },
-    close: () => (closed ??= store.close().finally(() => tracing.shutdown())),
+    close: () => (closed ??= store.close().finally(() => Promise.all([s3?.close(), tracing.shutdown()]).then(() => undefined))),
   };
 }

@@ -25,6 +25,7 @@ import {
   type ResolvedConfig,
   type ResolvedSections,
 } from './schema.ts';
+import { resolveArtifacts } from './artifacts-selection.ts';
 import { applyStoreSpec, checkFileStore, resolveStore } from './store-selection.ts';
 import { isPlainObject, normalizeDurations, validateAgainst } from './validate.ts';
 
@@ -103,9 +104,10 @@ export function loadConfig(options: LoadConfigOptions): ResolvedConfig {
     : { specs: [], issues: [] };
   issues.push(...declared.issues);
   if (issues.length > 0) throw new ConfigError(inFileOrder(issues, source));
+  const artifacts = resolveArtifacts(merged['artifacts'] ?? {}, [fileLayer['artifacts'], envLayer['artifacts'], flagLayer['artifacts']]);
   // http.auth is set in the file only; its fields default one by one (a section merges whole).
   const http = { ...merged['http'], auth: { ...CONFIG_DEFAULTS.http.auth, ...(fileLayer['http']?.['auth'] as object | undefined) } };
-  const sections = { ...merged, http, worker: { ...merged['worker'], lock }, store } as unknown as ResolvedSections;
+  const sections = { ...merged, http, worker: { ...merged['worker'], lock }, store, artifacts } as unknown as ResolvedSections;
   return deepFreeze({ source, ...sections, policies, settings: pipelineSettings.settings, commandPipelines: declared.specs });
 }
 

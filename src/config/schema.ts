@@ -7,6 +7,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { PolicyOverrides } from '../engine/kiln-types.ts';
+import type { S3ArtifactsSettings } from '../artifacts/s3-client.ts';
 import { DEFAULT_LOCK_TTL_MS, DEFAULT_STAGE_POLICY } from '../core/policy/stage-policy.ts';
 import type { JsonValue } from '../core/model.ts';
 import { Duration } from './duration.ts';
@@ -184,6 +185,26 @@ export const KilnFileSchema = Type.Object(
               description: 'Directory of the content-addressed artifact store (relative to kiln.yaml); env KILN_ARTIFACTS.',
             }),
           ),
+          url: Type.Optional(
+            Type.String({
+              pattern: '^[Ss]3://[^/?#]+(/[^?#]*)?$',
+              errorMessage: 'must be an s3://bucket or s3://bucket/prefix URL',
+              description: 'Keep artifacts in an S3-compatible bucket (s3://bucket/prefix) instead of under root; env KILN_ARTIFACTS_URL.',
+            }),
+          ),
+          endpoint: Type.Optional(
+            Type.String({
+              pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
+              errorMessage: 'must be an http:// or https:// URL',
+              description: 'S3-compatible endpoint (MinIO, ...); else AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL; else AWS S3.',
+            }),
+          ),
+          region: Type.Optional(Type.String({ minLength: 1, description: 'S3 region; else AWS_REGION or AWS_DEFAULT_REGION; else us-east-1.' })),
+          forcePathStyle: Type.Optional(Type.Boolean({ description: 'Path-style S3 URLs (endpoint/bucket/key); default: true when an endpoint is set.' })),
+          accessKeyId: Type.Optional(Type.String({ minLength: 1, description: 'S3 access key id (with secretAccessKey); else AWS_ACCESS_KEY_ID and the AWS default chain.' })),
+          secretAccessKey: Type.Optional(
+            Type.String({ minLength: 1, kilnSecret: true, description: 'S3 secret access key (with accessKeyId); else AWS_SECRET_ACCESS_KEY and the AWS default chain.' }),
+          ),
         },
         { ...strict, default: {} },
       ),
@@ -297,7 +318,8 @@ export interface ResolvedConfig {
   /** Absolute path of the kiln.yaml used, or null. */
   readonly source: string | null;
   readonly store: ResolvedStore;
-  readonly artifacts: { readonly root: string };
+  /** Artifacts under `root`, or in S3 when `s3` is set (`artifacts.url`). */
+  readonly artifacts: { readonly root: string; readonly s3?: Readonly<ResolvedS3Artifacts> };
   readonly http: {
     readonly host: string;
     readonly port: number;
@@ -332,6 +354,9 @@ export interface ResolvedConfig {
 
 /** The sections of {@link ResolvedConfig} that come straight from fields (not `source`, `policies`). */
 export type ResolvedSections = Omit<ResolvedConfig, 'source' | 'policies' | 'settings' | 'commandPipelines'>;
+
+/** The S3 artifact store's settings (`artifacts.url` and the fields beside it). */
+export type ResolvedS3Artifacts = S3ArtifactsSettings;
 
 /** The section names of {@link ResolvedSections}. */
 export const SECTIONS = ['store', 'artifacts', 'http', 'worker', 'log'] as const satisfies readonly (keyof ResolvedSections)[];
@@ -372,6 +397,7 @@ export const ENV_BINDINGS: readonly EnvBinding[] = [
   { name: 'KILN_DB', field: 'store.path' },
   { name: 'KILN_PG_SCHEMA', field: 'store.schema' },
   { name: 'KILN_ARTIFACTS', field: 'artifacts.root' },
+  { name: 'KILN_ARTIFACTS_URL', field: 'artifacts.url' },
   { name: 'HOST', field: 'http.host' },
   { name: 'KILN_HOST', field: 'http.host' },
   { name: 'PORT', field: 'http.port' },

@@ -41,6 +41,7 @@ export function instrumentArtifacts(artifacts: ArtifactStore, observer: EngineOb
     listTemps: () => artifacts.listTemps(),
     list: () => artifacts.list(),
     remove: (ref, options) => artifacts.remove(ref, options),
+    ...(artifacts.read ? { read: (ref: string) => (artifacts.read as NonNullable<ArtifactStore['read']>).call(artifacts, ref) } : {}),
     ...(artifacts.checkWritable ? { checkWritable: () => (artifacts.checkWritable as () => Promise<void>).call(artifacts) } : {}),
   };
 }

@@ -9,6 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { fsArtifacts, s3Artifacts, type ArtifactCase } from '../support/artifact-cases.ts';
 import { getProfile, getRunJson, putAsset, SETTLED_RUN_STATUSES, stageOutput, UploadMode } from './asset-http.ts';
 import { raceVersions, type RaceDriver } from './asset-version-race.ts';
 import { cleanEnv, killIfRunning, waitUntil } from './kiln-process.ts';
@@ -41,19 +42,27 @@ function serversDriver(bases: readonly string[]): RaceDriver {
 
 const { sqlite, postgres } = qrE2eStoreCases();
 
-for (const storeCase of [sqlite, postgres] as QrE2eStoreCase[]) describe(`${storeCase.name}: two kiln serve processes racing versions of one asset`, { skip: storeCase.skip }, () => {
+const CASES: [QrE2eStoreCase, ArtifactCase][] = [
+  [sqlite, fsArtifacts],
+  [postgres, fsArtifacts],
+  [sqlite, s3Artifacts],
+];
+
+for (const [storeCase, artifactCase] of CASES) describe(`${storeCase.name}, ${artifactCase.name}: two kiln serve processes racing versions of one asset`, { skip: storeCase.skip }, () => {
   test('only the newest version is published at the end, and no reader of either server ever sees an older version after a newer one', { timeout: 60_000 }, async (t) => {
     const startedAt = Date.now();
     const dir = await mkdtemp(join(tmpdir(), 'kiln-asset-versions-'));
     const servers: ServeProcess[] = [];
     const store = await storeCase.open(dir);
+    const artifacts = await artifactCase.open(dir);
     t.after(async () => {
       for (const s of servers) killIfRunning(s.proc);
       await Promise.all(servers.map((s) => s.proc.exited));
       await store.destroy();
+      artifacts.close();
       await rm(dir, { recursive: true, force: true });
     });
-    await writeFile(join(dir, 'kiln.yaml'), `artifacts:\n  root: ${join(dir, 'artifacts')}\nworker:\n  pollMs: 50\n`);
+    await writeFile(join(dir, 'kiln.yaml'), `${artifacts.yaml}worker:\n  pollMs: 50\n`);
     const env = cleanEnv({ ...store.env, KILN_LOG_LEVEL: 'warn' });
     const started = await Promise.allSettled([0, 1].map(() => startServe(store.args, dir, env)));
     for (const s of started) if (s.status === 'fulfilled') servers.push(s.value);

@@ -12,6 +12,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { fsArtifacts, s3Artifacts, type ArtifactCase } from '../support/artifact-cases.ts';
 import { decodeQr } from '../support/qr-decode.ts';
 import { cleanEnv, killIfRunning, waitUntil } from './kiln-process.ts';
 import { scrapeMetricSum, startServe, type ServeProcess } from './qr-serve.ts';
@@ -51,10 +52,11 @@ function countBy<T>(items: readonly T[], key: (item: T) => string): Record<strin
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
 const { sqlite, postgres } = qrE2eStoreCases();
-const CASES: { name: string; store: QrE2eStoreCase; servers: number }[] = [
-  { name: 'one kiln serve on SQLite', store: sqlite, servers: 1 },
-  { name: 'two kiln serve processes sharing one SQLite file', store: sqlite, servers: 2 },
-  { name: 'two kiln serve processes on one PostgreSQL', store: postgres, servers: 2 },
+const CASES: { name: string; store: QrE2eStoreCase; servers: number; artifacts: ArtifactCase }[] = [
+  { name: 'one kiln serve on SQLite', store: sqlite, servers: 1, artifacts: fsArtifacts },
+  { name: 'two kiln serve processes sharing one SQLite file', store: sqlite, servers: 2, artifacts: fsArtifacts },
+  { name: 'two kiln serve processes on one PostgreSQL', store: postgres, servers: 2, artifacts: fsArtifacts },
+  { name: 'two kiln serve processes sharing one SQLite file and one S3 bucket', store: sqlite, servers: 2, artifacts: s3Artifacts },
 ];
 
 for (const c of CASES) describe(c.name, { skip: c.store.skip }, () => {
@@ -63,14 +65,16 @@ for (const c of CASES) describe(c.name, { skip: c.store.skip }, () => {
     const dir = await mkdtemp(join(tmpdir(), 'kiln-qr-burst-'));
     const servers: ServeProcess[] = [];
     const store = await c.store.open(dir);
+    const artifacts = await c.artifacts.open(dir);
     t.after(async () => {
       for (const s of servers) killIfRunning(s.proc);
       await Promise.all(servers.map((s) => s.proc.exited));
       await store.destroy();
+      artifacts.close();
       await rm(dir, { recursive: true, force: true });
     });
-    // One artifacts directory for every process, as a shared mount would be.
-    await writeFile(join(dir, 'kiln.yaml'), `artifacts:\n  root: ${join(dir, 'artifacts')}\n`);
+    // One artifact store for every process: a directory as a shared mount would be, or one bucket.
+    await writeFile(join(dir, 'kiln.yaml'), artifacts.yaml);
     const env = cleanEnv({ ...store.env, KILN_LOG_LEVEL: 'warn' });
     const started = await Promise.allSettled(Array.from({ length: c.servers }, () => startServe(store.args, dir, env)));
     for (const s of started) if (s.status === 'fulfilled') servers.push(s.value);
@@ -102,6 +106,11 @@ for (const c of CASES) describe(c.name, { skip: c.store.skip }, () => {
     );
     assert.equal(renders, 1, `kiln_stage_executions_total{pipeline="qr-code",stage="render"} summed over ${c.servers} process(es)`);
     assert.equal(await scrapeMetricSum(bases, 'kiln_cache_builds_total', { cache: 'qr' }), 1, 'one single-flight build of the image');
+    const objects = [];
+    for await (const object of artifacts.store.list()) objects.push(object);
+    assert.deepEqual(objects.map((o) => o.ref), [`sha256:${sha256(answers[0]?.body ?? new Uint8Array())}`], 'the one image is the one object in the artifact store');
+    // The AWS SDK's Node 20 warning is kept out of kiln's output (README, S3 artifacts).
+    assert.doesNotMatch(outputs(), /NodeVersionSupportWarning/);
     t.diagnostic(`case wall time ${Date.now() - startedAt} ms`);
   });
 });

@@ -17,6 +17,7 @@ import { QR_CACHE, QR_PROFILE } from '../../src/pipelines/qr-code/pipeline.ts';
 import { decodeQr } from '../support/qr-decode.ts';
 import { cleanEnv, exitWithin, spawnKiln, waitUntil } from './kiln-process.ts';
 import { startServe } from './qr-serve.ts';
+import { fsArtifacts, s3Artifacts, type ArtifactCase, type ArtifactsUnderTest } from '../support/artifact-cases.ts';
 import { openE2eScene, qrE2eStoreCases, type QrE2eStoreCase } from './qr-stores.ts';
 
 const CONTENT = 'kiln crash test: ünïcödé, 漢字, 🔥 and a query ?a=1&b=2';
@@ -24,10 +25,8 @@ const LEASE_MS = 1_500;
 /** Bounds each wait on a process; the whole test normally takes under 10 s. */
 const STEP_TIMEOUT_MS = 20_000;
 
-const KILN_YAML = (artifactsRoot: string): string => `
-artifacts:
-  root: ${artifactsRoot}
-worker:
+const KILN_YAML = (artifactsYaml: string): string => `
+${artifactsYaml}worker:
   pollMs: 100
   reapMs: 200
 pipelines:
@@ -42,8 +41,16 @@ interface ObjectFile {
   mtimeMs: number;
 }
 
+/** The content-addressed objects of the store (on S3: key and LastModified; a rewrite moves LastModified). */
+async function listObjects(artifacts: ArtifactsUnderTest): Promise<ObjectFile[]> {
+  if (artifacts.root !== undefined) return listObjectFiles(artifacts.root);
+  const objects: ObjectFile[] = [];
+  for await (const o of artifacts.store.list()) objects.push({ hex: o.ref.slice('sha256:'.length), ino: 0, mtimeMs: o.modifiedAt });
+  return objects;
+}
+
 /** The content-addressed objects under `<root>/objects` (sidecars aside), with their inode and mtime. */
-async function listObjects(root: string): Promise<ObjectFile[]> {
+async function listObjectFiles(root: string): Promise<ObjectFile[]> {
   const objectsDir = join(root, 'objects');
   const entries = await readdir(objectsDir, { recursive: true, withFileTypes: true }).catch(() => []);
   const files = entries.filter((e) => e.isFile() && /^[0-9a-f]{64}$/.test(e.name));
@@ -58,12 +65,19 @@ async function listObjects(root: string): Promise<ObjectFile[]> {
 
 const { sqlite, postgres } = qrE2eStoreCases();
 
-for (const storeCase of [sqlite, postgres] as QrE2eStoreCase[]) describe(`${storeCase.name}: a worker SIGKILLed after rendering, before its commit`, { skip: storeCase.skip }, () => {
+const CASES: [QrE2eStoreCase, ArtifactCase][] = [
+  [sqlite, fsArtifacts],
+  [postgres, fsArtifacts],
+  [sqlite, s3Artifacts],
+];
+
+for (const [storeCase, artifactCase] of CASES) describe(`${storeCase.name}, ${artifactCase.name}: a worker SIGKILLed after rendering, before its commit`, { skip: storeCase.skip }, () => {
   test('the retry reuses the cached artifact: no rebuild, one object, one publication, and the served image decodes', { timeout: 60_000 }, async (t) => {
     const startedAt = Date.now();
     const { dir, store: e2eStore, procs } = await openE2eScene(t, storeCase, 'kiln-qr-crash-');
-    const artifactsRoot = join(dir, 'artifacts');
-    await writeFile(join(dir, 'kiln.yaml'), KILN_YAML(artifactsRoot));
+    const artifacts = await artifactCase.open(dir);
+    t.after(() => artifacts.close());
+    await writeFile(join(dir, 'kiln.yaml'), KILN_YAML(artifacts.yaml));
     const env = cleanEnv({ ...e2eStore.env, KILN_LOG_LEVEL: 'warn' });
     const { store } = e2eStore;
 
@@ -82,7 +96,7 @@ for (const storeCase of [sqlite, postgres] as QrE2eStoreCase[]) describe(`${stor
     const entryAfterCrash = await store.cache.get(QR_CACHE, hash);
     assert.ok(entryAfterCrash?.status === 'ready', 'the dead worker finished the build');
     const artifactRef = (entryAfterCrash.value as { artifact: string }).artifact;
-    const objectsAfterCrash = await listObjects(artifactsRoot);
+    const objectsAfterCrash = await listObjects(artifacts);
     assert.deepEqual(objectsAfterCrash.map((o) => `sha256:${o.hex}`), [artifactRef], 'the dead worker stored the image');
     assert.equal(await store.publications.get(hash, QR_PROFILE), null);
     assert.equal((await store.reads.readLedger(runId)).length, 0, 'nothing was committed');
@@ -110,7 +124,7 @@ for (const storeCase of [sqlite, postgres] as QrE2eStoreCase[]) describe(`${stor
     // A rebuild takes the builder lease and completes the entry again, which rewrites updatedAt
     // and expiresAt (fresh TTL with jitter); an unchanged row means the retry was a cache hit.
     assert.deepEqual(await store.cache.get(QR_CACHE, hash), entryAfterCrash, 'the cache entry was not rebuilt');
-    assert.deepEqual(await listObjects(artifactsRoot), objectsAfterCrash, 'one object, the same file the dead worker wrote');
+    assert.deepEqual(await listObjects(artifacts), objectsAfterCrash, 'one object, the same file the dead worker wrote');
     assert.equal(await e2eStore.countPublications(hash), 1, 'one publication for the hash');
     assert.equal((await store.publications.get(hash, QR_PROFILE))?.artifactRef, artifactRef);
 

@@ -1,8 +1,9 @@
 /**
- * The stores the QR end-to-end tests run their kiln processes on: a SQLite file in the test's
- * temp directory, and PostgreSQL (a private cluster or `KILN_PG_URL`) in a schema of the test's
- * own, dropped afterwards. PostgreSQL is skipped with the reason printed when there is none here,
- * and required in CI (`postgresSkipReason` throws there).
+ * The stores the end-to-end tests run their kiln processes on: a SQLite file in the test's temp
+ * directory, PostgreSQL (a private cluster or `KILN_PG_URL`) in a schema of the test's own, and
+ * Redis (a private redis-server or `KILN_REDIS_URL`) under a store name of the test's own, dropped
+ * afterwards. PostgreSQL and Redis are skipped with the reason printed when there is none here,
+ * and required in CI (the skip checks throw there).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,9 +12,12 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { createPostgresStore } from '../../src/stores/postgres/index.ts';
 import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
+import { keyPrefix } from '../../src/stores/redis/index.ts';
 import type { Store } from '../../src/core/ports/store.ts';
 import { dropSchema } from '../integration/http-stores.ts';
 import { createSchemaName, postgresSkipReason, sharedPostgres } from '../support/postgres-cluster.ts';
+import { redisSkipReason } from '../support/redis-server.ts';
+import { createRedisTestStore, stopRedisAfterAll } from '../support/redis-stores.ts';
 import { killIfRunning, type KilnProcess } from './kiln-process.ts';
 
 /** A migrated store for one test. */
@@ -24,7 +28,10 @@ export interface QrE2eStore {
   env: Record<string, string>;
   /** The test's own connection, for checks. */
   store: Store;
-  /** Rows of the publications table for `subjectId`, whatever their profile (read with SQL, not through kiln). */
+  /**
+   * Publications of `subjectId`, whatever their profile, read beside kiln: rows of the
+   * publications table (SQL), fields of the subject's publication hash (Redis).
+   */
   countPublications(subjectId: string): Promise<number>;
   /** Closes the connection and drops the PostgreSQL schema. */
   destroy(): Promise<void>;
@@ -92,11 +99,38 @@ async function openPostgres(): Promise<QrE2eStore> {
   };
 }
 
-/** SQLite, then PostgreSQL (evaluated once per test file: the skip check prints its reason). */
-export function qrE2eStoreCases(): { sqlite: QrE2eStoreCase; postgres: QrE2eStoreCase } {
+async function openRedis(): Promise<QrE2eStore> {
+  const made = await createRedisTestStore();
+  const { store } = made;
+  try {
+    await store.migrate();
+  } catch (err) {
+    await store.close();
+    await made.destroy();
+    throw err;
+  }
+  return {
+    args: ['--store', made.storeUrl],
+    env: {},
+    store,
+    // The hash `pub:<subjectId>` of the key layout (src/stores/redis/routines/lib-keys.lua).
+    countPublications: (subjectId) => made.withConnection((redis) => redis.hlen(`${keyPrefix(made.name)}pub:${subjectId}`)),
+    destroy: () => store.close().then(made.destroy),
+  };
+}
+
+/**
+ * SQLite, PostgreSQL and Redis (evaluated once per test file: the skip checks print their
+ * reasons). Call it at the top level of a test file: it registers the stop of the file's Redis
+ * server after its last test.
+ */
+export function qrE2eStoreCases(): { sqlite: QrE2eStoreCase; postgres: QrE2eStoreCase; redis: QrE2eStoreCase } {
+  const redisSkip = redisSkipReason();
+  if (redisSkip === undefined) stopRedisAfterAll();
   return {
     sqlite: { name: 'SQLite', skip: undefined, open: openSqlite },
     postgres: { name: 'PostgreSQL', skip: postgresSkipReason(), open: openPostgres },
+    redis: { name: 'Redis', skip: redisSkip, open: openRedis },
   };
 }
 

@@ -8,7 +8,7 @@ import { photoJpeg } from '../support/asset-fixtures.ts';
 import { httpStoreCases } from './http-stores.ts';
 import { openHttpHarness } from './http-harness.ts';
 
-for (const { name, skip, create } of httpStoreCases()) {
+for (const { name, skip, create } of httpStoreCases({ s3Artifacts: true })) {
   describe(`DELETE /v1/assets/:id on the ${name} store`, { skip }, () => {
     test('serves a published profile with a revalidating ETag (304); DELETE removes the publications and cancels the versions still queued; nothing is published afterwards', async () => {
       const h = await openHttpHarness(create);
@@ -20,6 +20,9 @@ for (const { name, skip, create } of httpStoreCases()) {
         await h.worker.stop(1_000);
         const served = await h.app.inject({ method: 'GET', url: '/v1/assets/gone/thumb' });
         assert.equal(served.statusCode, 200);
+        assert.equal(served.headers['content-type'], 'image/png');
+        assert.equal(Number(served.headers['content-length']), served.rawPayload.byteLength);
+        assert.equal(served.rawPayload.subarray(1, 4).toString(), 'PNG');
         const etag = String(served.headers.etag);
         assert.match(etag, /^"[0-9a-f]{64}"$/);
         assert.equal(served.headers['cache-control'], 'no-cache');

@@ -31,7 +31,7 @@ function injectDriver(h: HttpHarness): RaceDriver {
   };
 }
 
-for (const c of httpStoreCases()) describe(`${c.name}: racing versions of one asset`, { skip: c.skip }, () => {
+for (const c of httpStoreCases({ s3Artifacts: true })) describe(`${c.name}: racing versions of one asset`, { skip: c.skip }, () => {
   test('only the newest version is published at the end, and no reader ever sees an older version after a newer one', { timeout: 60_000 }, async (t) => {
     const startedAt = Date.now();
     const h = await openHttpHarness(c.create);

@@ -7,7 +7,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { createFsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts';
 import type { Logger } from '../../src/core/logger.ts';
 import type { Store } from '../../src/core/ports/store.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
@@ -17,12 +16,15 @@ import { readCacheCounters } from '../../src/observe/cache-counters.ts';
 import { createMetrics } from '../../src/observe/metrics.ts';
 import type { PipelineDefinition } from '../../src/core/pipeline/define-pipeline.ts';
 import { builtinPipelines, builtinRoutes } from '../../src/pipelines/index.ts';
+import { fsArtifacts, type ArtifactCase } from '../support/artifact-cases.ts';
 
 /** A store plus what removes its data once closed (a PostgreSQL schema, say). */
 export interface StoreUnderTest {
   store: Store;
   /** Called after `store.close()`. */
   destroy(): Promise<void>;
+  /** The artifact store beside it. @default the filesystem store in the harness's directory */
+  artifacts?: ArtifactCase;
 }
 
 /** Builds a store whose files (if any) live in `dir`. */
@@ -81,20 +83,22 @@ const FAST_POLICIES: PolicyOverrides = {
 export async function openHttpHarness(createStore: StoreFactory, options: HarnessOptions = {}): Promise<HttpHarness> {
   const dir = await mkdtemp(join(tmpdir(), 'kiln-http-'));
   const made = await createStore(dir);
-  const { store, destroy } = isStoreUnderTest(made) ? made : { store: made, destroy: async () => {} };
+  const { store, destroy, artifacts = fsArtifacts } = isStoreUnderTest(made) ? made : { store: made, destroy: async () => {} };
+  const opened = await artifacts.open(dir);
   try {
     await store.migrate();
   } catch (err) {
     // A pool left open would keep the test process alive after the failure.
     await store.close();
     await destroy();
+    opened.close();
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
   const metrics = createMetrics();
   const kiln = createKiln({
     store,
-    artifacts: createFsArtifactStore({ root: join(dir, 'artifacts') }),
+    artifacts: opened.store,
     pipelines: options.pipelines ?? builtinPipelines,
     policies: options.policies ?? (options.pipelines ? {} : FAST_POLICIES),
     observer: metrics.observer,
@@ -135,6 +139,7 @@ export async function openHttpHarness(createStore: StoreFactory, options: Harnes
       await app.close();
       await store.close();
       await destroy();
+      opened.close();
       await rm(dir, { recursive: true, force: true });
     },
   };

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { createMemoryStore } from '../../src/stores/memory/index.ts';
 import { httpStoreCases, type HttpStoreCase } from './http-stores.ts';
 import { postJson, withHarness, type HttpHarness, type RunJson } from './http-harness.ts';
 
@@ -128,7 +129,7 @@ for (const storeCase of httpStoreCases()) describeOperatorReads(storeCase);
 
 describe('the dashboard page', () => {
   test('GET /dashboard serves the page and its assets from this origin only, under a strict CSP; unknown files are 404', () =>
-    withHarness(httpStoreCases()[0]?.create ?? (() => Promise.reject(new Error('no store'))), async (h) => {
+    withHarness(() => createMemoryStore(), async (h) => {
       const page = await h.app.inject({ method: 'GET', url: '/dashboard' });
       assert.equal(page.statusCode, 200);
       assert.match(String(page.headers['content-type']), /^text\/html/);

@@ -157,4 +157,4 @@ function describeQrHttp({ name, skip, create }: HttpStoreCase): void {
   });
 }
 
-for (const storeCase of httpStoreCases()) describeQrHttp(storeCase);
+for (const storeCase of httpStoreCases({ s3Artifacts: true })) describeQrHttp(storeCase);

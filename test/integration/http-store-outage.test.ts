@@ -1,7 +1,7 @@
 /**
- * A PostgreSQL store that is not there: every API route answers 503 STORE_UNAVAILABLE with
- * Retry-After, within a bounded time and never hanging — when connections are refused, when a
- * server accepts connections but never answers, and when a real server stops and comes back.
+ * A PostgreSQL or Redis store that is not there: every API route answers 503 STORE_UNAVAILABLE
+ * with Retry-After, within a bounded time and never hanging — when connections are refused, when
+ * a server accepts connections but never answers, and when a real server stops and comes back.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,14 +12,16 @@ import { describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { createFsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts';
 import { createPostgresStore } from '../../src/stores/postgres/index.ts';
+import { createRedisStore } from '../../src/stores/redis/index.ts';
 import type { Store } from '../../src/core/ports/store.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import { buildApp } from '../../src/http/build-app.ts';
 import { createMetrics } from '../../src/observe/metrics.ts';
 import { builtinPipelines, builtinRoutes } from '../../src/pipelines/index.ts';
-import { canRestartPostgres, postgresSkipReason, sharedPostgres, startStoppedPostgres, stopPostgresForOutage } from '../support/postgres-cluster.ts';
-import { postgresHttpStore } from './http-stores.ts';
-import { openHttpHarness, type HttpHarness } from './http-harness.ts';
+import { outageServers, type OutageServer } from '../support/outage-servers.ts';
+import { stopRedisAfterAll } from '../support/redis-stores.ts';
+import { postgresHttpStore, redisHttpStore } from './http-stores.ts';
+import { openHttpHarness, type HttpHarness, type StoreFactory } from './http-harness.ts';
 
 /**
  * Every route that reads or writes the store. `/metrics` is not among them: a scrape still
@@ -107,9 +109,29 @@ async function closedPort(): Promise<number> {
   return silent.port;
 }
 
-describe('the API when PostgreSQL is unreachable', () => {
+/** A store kind, the store it opens on a server at 127.0.0.1:`port`, and its real server. */
+interface OutageCase {
+  /** A store whose server would listen on `port` (nothing, or something silent, does). */
+  at(port: number): Store;
+  server: OutageServer;
+  /** A store on the real server, for the stop-and-come-back test. */
+  create: StoreFactory;
+}
+
+const servers = outageServers();
+const CASES: OutageCase[] = [
+  {
+    at: (port) => createPostgresStore({ connectionString: `postgresql://kiln:pw@127.0.0.1:${port}/kiln`, schema: 'kiln' }),
+    server: servers.postgres,
+    create: postgresHttpStore,
+  },
+  { at: (port) => createRedisStore({ url: `redis://127.0.0.1:${port}` }), server: servers.redis, create: redisHttpStore },
+];
+if (servers.redis.skip === undefined) stopRedisAfterAll();
+
+for (const { at, server } of CASES) describe(`the API when ${server.name} is unreachable`, () => {
   test('every route answers 503 STORE_UNAVAILABLE with Retry-After when connections are refused', { timeout: 30_000 }, async () => {
-    const store = createPostgresStore({ connectionString: `postgresql://kiln:pw@127.0.0.1:${await closedPort()}/kiln`, schema: 'kiln' });
+    const store = at(await closedPort());
     const { app, close } = await openApp(store, 10_000);
     try {
       assertAllUnavailable(await hitEveryRoute(app));
@@ -124,7 +146,7 @@ describe('the API when PostgreSQL is unreachable', () => {
 
   test('every route answers 503 within the request deadline when the server accepts connections but never answers', { timeout: 30_000 }, async () => {
     const silent = await startSilentServer();
-    const store = createPostgresStore({ connectionString: `postgresql://kiln:pw@127.0.0.1:${silent.port}/kiln`, schema: 'kiln' });
+    const store = at(silent.port);
     const { app, close } = await openApp(store, 300);
     try {
       const [results, metrics] = await Promise.all([hitEveryRoute(app), app.inject({ method: 'GET', url: '/metrics' })]);
@@ -133,7 +155,7 @@ describe('the API when PostgreSQL is unreachable', () => {
       assert.ok([200, 503].includes(metrics.statusCode), `/metrics answered ${metrics.statusCode}`);
     } finally {
       await close();
-      // Dropping the silent connections lets the pool's pending connects fail, so close() returns.
+      // Dropping the silent connections lets pending connects and commands fail, so close() returns.
       await silent.close();
       await store.close();
     }
@@ -169,36 +191,35 @@ describe('the request deadline on a store that hangs', () => {
   });
 });
 
-describe('the API when a real PostgreSQL stops and comes back', { skip: postgresSkipReason() }, () => {
+for (const { server, create } of CASES) describe(`the API when a real ${server.name} stops and comes back`, { skip: server.skip }, () => {
   test('routes answer 503 while the server is down and 200 again once it is back', { timeout: 60_000 }, async (t) => {
-    await sharedPostgres();
-    if (!canRestartPostgres()) {
-      // KILN_PG_URL names a server this process cannot stop; the first test of this file still ran.
-      t.skip('KILN_PG_URL server: cannot stop it from here');
+    if (!(await server.owned())) {
+      // KILN_PG_URL / KILN_REDIS_URL name a server this process cannot stop; the first tests of this file still ran.
+      t.skip('a server of KILN_PG_URL / KILN_REDIS_URL: cannot stop it from here');
       return;
     }
-    const h: HttpHarness = await openHttpHarness(postgresHttpStore, { requestTimeoutMs: 5_000 });
+    const h: HttpHarness = await openHttpHarness(create, { requestTimeoutMs: 5_000 });
     let down = false;
     t.after(async () => {
-      if (down) await startStoppedPostgres();
+      if (down) await server.start();
       await h.close();
     });
     assert.equal((await h.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
 
-    await stopPostgresForOutage();
+    await server.stop();
     down = true;
     assertAllUnavailable(await hitEveryRoute(h.app));
 
-    await startStoppedPostgres();
+    await server.start();
     down = false;
-    // The pool replaces its broken connections on demand; the first requests may still see them fail.
+    // The pool (the Redis client) replaces broken connections on demand; the first requests may still see them fail.
     const deadline = Date.now() + 20_000;
     let status = 0;
     while (status !== 200 && Date.now() < deadline) {
       status = (await h.app.inject({ method: 'GET', url: '/healthz' })).statusCode;
       if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    assert.equal(status, 200, '/healthz recovers once PostgreSQL is back');
+    assert.equal(status, 200, `/healthz recovers once ${server.name} is back`);
     assert.equal((await h.app.inject({ method: 'GET', url: '/v1/runs' })).statusCode, 200);
   });
 });

@@ -1,7 +1,9 @@
 /**
  * Redis stores for tests, each under a key prefix of its own on this process's Redis (see
  * redis-server.ts), closed and its keys deleted when the test is done: `useRedisStores` for test
- * files that open stores themselves, `redisStoreHarness` for the conformance suite.
+ * files that open stores themselves, `redisStoreHarness` for the conformance suite,
+ * `createRedisTestStore` (with `stopRedisAfterAll`) for harnesses that close their stores
+ * themselves (the HTTP and end-to-end tests).
  */
 import { after, afterEach } from 'node:test';
 import { Redis } from 'ioredis';
@@ -86,4 +88,58 @@ export function redisStoreHarness(): StoreHarness & { end(): Promise<void> } {
       await (await sharedRedis()).stop();
     },
   };
+}
+
+/** A store of {@link createRedisTestStore}: the caller closes it, then calls `destroy`. */
+export interface RedisTestStore {
+  store: RedisStore;
+  /** The store's name (its key prefix is `kiln:{<name>}:`). */
+  name: string;
+  /** The URL of this process's Redis. */
+  url: string;
+  /** The URL that selects this store in a kiln process (`--store`, `KILN_STORE`): `url` plus `?name=<name>`. */
+  storeUrl: string;
+  /** Runs `fn` over a plain connection of its own (closed afterwards), for checks under the store's keys. */
+  withConnection<T>(fn: (redis: Redis) => Promise<T>): Promise<T>;
+  /** Deletes the store's keys (call it after `store.close()`). */
+  destroy(): Promise<void>;
+}
+
+let serverUsed = false;
+
+/** This process's Redis (started on first use), stopped by {@link stopRedisAfterAll}. */
+export function testRedis(): ReturnType<typeof sharedRedis> {
+  serverUsed = true;
+  return sharedRedis();
+}
+
+/**
+ * A store under a new name on this process's Redis, for code that closes its stores itself;
+ * `destroy` deletes its keys over a connection of its own. Pair with {@link stopRedisAfterAll}.
+ */
+export async function createRedisTestStore(options: Partial<RedisStoreOptions> = {}): Promise<RedisTestStore> {
+  const { url } = await testRedis();
+  const name = options.name ?? createStoreName();
+  const store = createRedisStore({ url, ...options, name });
+  const storeUrl = new URL(url);
+  storeUrl.searchParams.set('name', name);
+  const withConnection = async <T>(fn: (redis: Redis) => Promise<T>): Promise<T> => {
+    const redis = new Redis(url, { maxRetriesPerRequest: 2 });
+    try {
+      return await fn(redis);
+    } finally {
+      redis.disconnect();
+    }
+  };
+  return { store, name, url, storeUrl: storeUrl.href, withConnection, destroy: () => withConnection((redis) => deleteStoreKeys(redis, name)) };
+}
+
+/**
+ * Stops this process's Redis after the last test of the file, if {@link testRedis} started it (its child process would otherwise keep the test process alive). Call it at the top
+ * level of a test file, or from a function that test files call there.
+ */
+export function stopRedisAfterAll(): void {
+  after(async () => {
+    if (serverUsed) await (await sharedRedis()).stop();
+  });
 }

@@ -140,6 +140,19 @@ describe('loadConfig', () => {
     assert.equal(config.artifacts.root, join(configDir.path(), 'arts'));
   });
 
+  test('artifacts.url selects the S3 artifact store with the S3 fields beside it; KILN_ARTIFACTS_URL and KILN_ARTIFACTS override the file', () => {
+    writeYaml('artifacts:\n  url: s3://bucket/kiln\n  endpoint: http://127.0.0.1:9000\n  region: eu-west-3\n  forcePathStyle: true\n  accessKeyId: AK\n  secretAccessKey: SK\n');
+    const s3 = { url: 's3://bucket/kiln', endpoint: 'http://127.0.0.1:9000', region: 'eu-west-3', forcePathStyle: true, accessKeyId: 'AK', secretAccessKey: 'SK' };
+    assert.deepEqual(load().artifacts, { root: join(configDir.path(), 'kiln-data/artifacts'), s3 });
+    assert.deepEqual(load({ env: { KILN_ARTIFACTS_URL: 's3://other' } }).artifacts.s3, { ...s3, url: 's3://other' });
+    assert.deepEqual(load({ env: { KILN_ARTIFACTS: 'arts' } }).artifacts, { root: join(configDir.path(), 'arts') }, 'a directory from the environment wins over the file\'s bucket');
+    writeYaml('artifacts:\n  root: ./arts\n');
+    assert.deepEqual(load({ env: { KILN_ARTIFACTS_URL: 's3://bucket' } }).artifacts.s3, { url: 's3://bucket' });
+    writeYaml('artifacts:\n  url: https://bucket\n  endpoint: 127.0.0.1:9000\n');
+    const paths = issuesOf(() => load()).map((i) => i.path);
+    assert.ok(paths.includes('artifacts.url') && paths.includes('artifacts.endpoint'), JSON.stringify(paths));
+  });
+
   test('durations accept integer ms or unit strings and pipeline defaults fold into every stage', () => {
     writeYaml(
       [

@@ -11,8 +11,10 @@ export interface ArtifactRef {
 /** Content-addressed immutable artifact storage. */
 export interface ArtifactStore {
   /**
-   * Writes to a temp file while hashing, fsyncs, then renames into place. Writing the same
-   * content twice yields one object. A half-written object is never visible.
+   * Stores content under its sha256 (the filesystem store: a temp file written while hashing,
+   * fsynced, then renamed; S3: one atomic PUT with the checksum). Writing the same content twice,
+   * even concurrently, yields one object, and refreshes its modification time. A half-written
+   * object is never visible.
    */
   put(data: Uint8Array | AsyncIterable<Uint8Array>, options?: { mediaType?: string; maxBytes?: number }): Promise<ArtifactRef>;
   /** Reads an artifact; verifies its size (and its checksum when `verify`). `NotFoundError` if absent. */
@@ -31,10 +33,24 @@ export interface ArtifactStore {
    */
   remove(ref: string, options?: { notModifiedAfter?: number }): Promise<boolean>;
   /**
+   * Opens an artifact for streaming (HTTP serves it without holding it whole): its size, the media
+   * type of its first writer and its bytes, unverified. `NotFoundError` if absent. Optional: a store
+   * without it is read with `get`.
+   */
+  read?(ref: string): Promise<ArtifactRead>;
+  /**
    * Proves a write can succeed now (a small probe file written, synced and removed), or throws
    * `ArtifactsUnavailableError`; for health checks. Optional: a store without it is not probed.
    */
   checkWritable?(): Promise<void>;
+}
+
+/** An artifact opened by `ArtifactStore.read`. */
+export interface ArtifactRead {
+  size: number;
+  mediaType: string;
+  /** The bytes (a Node stream on Node); the reader consumes them, or ends the iteration early to release them. */
+  body: AsyncIterable<Uint8Array>;
 }
 
 /** An object as `ArtifactStore.list` reports it. */

@@ -3,6 +3,7 @@
  * new version, describe an asset (versions, publications, run status), read a published profile,
  * delete publications.
  */
+import { Readable } from 'node:stream';
 import { NotFoundError, PipelineError, ValidationError, type Kiln, type Publication, type Run } from '../../index.ts';
 import { ASSET_ID, type AssetSource, type ThumbnailsInput } from './input.ts';
 import { THUMBNAILS_PIPELINE } from './pipeline.ts';
@@ -33,6 +34,46 @@ export interface AssetView {
 }
 
 /** The asset service over one engine. */
+/** Published bytes as HTTP sends them: streamed from a store that can (S3), else read whole. */
+export interface PublishedBytes {
+  size: number;
+  /** At least the first {@link SNIFF_BYTES} bytes (all of them when fewer): what the media type is sniffed from. */
+  head: Uint8Array;
+  /** Every byte, `head` included. */
+  body: Readable;
+}
+
+/** Bytes enough to tell PNG, JPEG and WebP apart. */
+export const SNIFF_BYTES = 12;
+
+/** Opens an artifact for sending; the stream releases the store's body when it ends or is destroyed. */
+async function openPublished(kiln: Kiln, ref: string): Promise<PublishedBytes> {
+  if (!kiln.artifacts.read) {
+    const bytes = await kiln.artifacts.get(ref);
+    return { size: bytes.byteLength, head: bytes, body: Readable.from([bytes]) };
+  }
+  const opened = await kiln.artifacts.read(ref);
+  const chunks = opened.body[Symbol.asyncIterator]();
+  const first: Uint8Array[] = [];
+  let size = 0;
+  while (size < SNIFF_BYTES) {
+    const next = await chunks.next();
+    if (next.done) break;
+    first.push(next.value);
+    size += next.value.byteLength;
+  }
+  const head = Buffer.concat(first);
+  async function* all(): AsyncIterable<Uint8Array> {
+    try {
+      yield head;
+      for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
+    } finally {
+      await chunks.return?.();
+    }
+  }
+  return { size: opened.size, head, body: Readable.from(all(), { objectMode: false }) };
+}
+
 export interface AssetService {
   /** The upload size limit from the pipeline's settings. */
   readonly maxUploadBytes: number;
@@ -47,6 +88,11 @@ export interface AssetService {
   describe(assetId: string, page?: { limit?: number; before?: string }): Promise<AssetView>;
   /** The published bytes of a profile; `NotFoundError` when nothing is published. */
   read(assetId: string, profile: string): Promise<{ publication: Publication; bytes: Uint8Array }>;
+  /**
+   * The publication of a profile, and how to open its bytes for HTTP (not fetched until `open`, so
+   * a 304 costs no read; streamed from a store that can); `NotFoundError` when nothing is published.
+   */
+  published(assetId: string, profile: string): Promise<{ publication: Publication; open(): Promise<PublishedBytes> }>;
   /** Removes the asset's publications; returns how many. */
   remove(assetId: string): Promise<number>;
 }
@@ -67,6 +113,13 @@ export function checkAssetId(assetId: string): void {
 /** Creates the service. */
 export function createAssetService(kiln: Kiln): AssetService {
   const settings = thumbnailsSettings(kiln.settingsOf(THUMBNAILS_PIPELINE));
+
+  const publicationOf = async (assetId: string, profile: string): Promise<Publication> => {
+    checkAssetId(assetId);
+    const publication = await kiln.getPublication(assetId, profile);
+    if (!publication) throw new NotFoundError('publication', `${assetId}/${profile}`);
+    return publication;
+  };
 
   const start = async (assetId: string, source: AssetSource, profiles: string[] | undefined, traceparent: string | undefined): Promise<StartedVersion> => {
     checkAssetId(assetId);
@@ -107,10 +160,12 @@ export function createAssetService(kiln: Kiln): AssetService {
       };
     },
     async read(assetId, profile) {
-      checkAssetId(assetId);
-      const publication = await kiln.getPublication(assetId, profile);
-      if (!publication) throw new NotFoundError('publication', `${assetId}/${profile}`);
+      const publication = await publicationOf(assetId, profile);
       return { publication, bytes: await kiln.artifacts.get(publication.artifactRef) };
+    },
+    async published(assetId, profile) {
+      const publication = await publicationOf(assetId, profile);
+      return { publication, open: () => openPublished(kiln, publication.artifactRef) };
     },
     async remove(assetId) {
       checkAssetId(assetId);

@@ -69,12 +69,14 @@ export const assetRoutes: PipelineRoutes = {
     );
 
     app.get<{ Params: { id: string; profile: string } }>('/v1/assets/:id/:profile', { config: access(TokenScope.read) }, async (request, reply) => {
-      const { publication, bytes } = await assets.read(request.params.id, request.params.profile);
+      const { publication, open } = await assets.published(request.params.id, request.params.profile);
       const etag = `"${publication.artifactRef.slice('sha256:'.length)}"`;
       // The same URL serves a newer version later: cache, but revalidate (the ETag makes that cheap).
       void reply.header('etag', etag).header('cache-control', 'no-cache').header('x-asset-version', String(publication.subjectVersion));
+      // A revalidation is answered from the publication alone: the bytes are not read.
       if (ifNoneMatch(request, etag)) return reply.status(304).send();
-      return reply.status(200).type(sniffImageType(bytes)).send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+      const { size, head, body } = await open();
+      return reply.status(200).type(sniffImageType(head)).header('content-length', size).send(body);
     });
 
     app.delete<{ Params: { id: string } }>('/v1/assets/:id', { config: access(TokenScope.submit) }, async (request) => ({ asset_id: request.params.id, deleted: await assets.remove(request.params.id) }));
