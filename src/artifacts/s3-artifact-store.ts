@@ -15,10 +15,14 @@
  * half-written object, even when the writer dies mid-upload. A new object is written with
  * `If-None-Match: *`; `412 PreconditionFailed` means another writer of the same content got there
  * first, which is success. Servers that ignore the header (s3rver) just store the identical bytes
- * again, atomically: two writers of one hash never corrupt each other either way. Re-putting
- * content already stored sends it again, unconditionally: that refreshes the object's
- * LastModified, which garbage collection's grace period counts from (a copy onto itself would be
- * cheaper on AWS, but not every S3-compatible server moves LastModified on a copy).
+ * again: two writers of one hash never corrupt each other either way. Re-putting content already
+ * stored leaves a fresh object alone (written less than {@link REFRESH_AFTER_MS} ago: garbage
+ * collection's grace period, an hour by default, counts from its LastModified, so it is safe for
+ * far longer than any commit takes) and sends an older one again, which refreshes LastModified (a
+ * copy onto itself would be cheaper on AWS, but not every S3-compatible server moves LastModified
+ * on a copy). Skipping fresh rewrites also matters on servers whose rewrite is not atomic (s3rver
+ * truncates the file, then writes it): a reader racing a second writer of the same upload would
+ * otherwise see it empty.
  *
  * Reads. `get` checks the received length against Content-Length (an intact object cannot be
  * shorter: PUTs are atomic) and, with `verify`, the sha256; `read` streams the body for HTTP.
@@ -74,6 +78,8 @@ export interface S3ArtifactStore extends ArtifactStore {
 const TEMP_PREFIX = 'tmp/';
 const TEMP_SUFFIX = '.tmp';
 const OBJECTS_PREFIX = 'objects/sha256/';
+/** A stored object younger than this is not rewritten by a put of the same bytes (see the module comment). */
+export const REFRESH_AFTER_MS = 10 * 60_000;
 /** Size of the health probe, as on the filesystem. */
 const PROBE_BYTES = 4096;
 
@@ -103,6 +109,8 @@ export function createS3ArtifactStore(options: S3ArtifactStoreOptions): S3Artifa
     const ref = `sha256:${digest.toString('hex')}`;
     const key = keyOf(ref);
     const existing = await head(key);
+    const writtenAt = existing?.LastModified?.getTime();
+    if (writtenAt !== undefined && clock.now() - writtenAt < REFRESH_AFTER_MS) return { ref, size: bytes.byteLength, mediaType: existing?.ContentType ?? mediaType };
     const put = (ifNoneMatch: boolean) =>
       client.send(
         new PutObjectCommand({
@@ -117,9 +125,8 @@ export function createS3ArtifactStore(options: S3ArtifactStoreOptions): S3Artifa
         }),
       );
     try {
-      // Absent: create it, unless someone else does first. Present: rewrite the identical bytes,
-      // which refreshes LastModified (a re-put makes an object young again for GC) and repairs an
-      // object someone overwrote.
+      // Absent: create it, unless someone else does first. Present and old: rewrite the identical
+      // bytes, which refreshes LastModified (a re-put makes an object young again for GC).
       await put(existing === null);
     } catch (err) {
       // Another writer of the same content created it between our HEAD and our PUT: it is there.

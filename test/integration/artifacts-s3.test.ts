@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createS3Client } from '../../src/artifacts/s3-client.ts';
-import { createS3ArtifactStore, type S3ArtifactStore } from '../../src/artifacts/s3-artifact-store.ts';
+import { createS3ArtifactStore, REFRESH_AFTER_MS, type S3ArtifactStore } from '../../src/artifacts/s3-artifact-store.ts';
 import type { S3ArtifactsSettings } from '../../src/artifacts/s3-client.ts';
-import type { Clock } from '../../src/core/clock.ts';
+import { systemClock, type Clock } from '../../src/core/clock.ts';
 import { ArtifactsUnavailableError, NotFoundError, ValidationError } from '../../src/core/errors.ts';
 import { artifactStoreSuite, collect, sha256, type TestedStore } from '../support/artifact-store-suite.ts';
 import { sharedS3, type S3TestServer } from '../support/s3-server.ts';
@@ -32,8 +32,12 @@ after(() => {
   raw?.destroy();
 });
 
+/** How far the suite's stores see time ahead of the system clock (`age` moves it). */
+let skewMs = 0;
+const skewedClock: Clock = { ...systemClock, now: () => Date.now() + skewMs };
+
 function create(options: { clock?: Clock } = {}): S3ArtifactStore {
-  const store = createS3ArtifactStore({ ...settings, ...options });
+  const store = createS3ArtifactStore({ ...settings, clock: skewedClock, ...options });
   stores.push(store);
   return store;
 }
@@ -49,16 +53,29 @@ describe('S3 artifact store: the behaviour every artifact store owes', () => {
     create,
     overwrite: (store, ref, bytes) => putRaw(s3Of(store), s3Of(store).keyOf(ref), bytes),
     plantTemp: (store, name, bytes) => putRaw(s3Of(store), s3Of(store).keyOf(`sha256:${'0'.repeat(64)}`).replace(/objects\/.*$/, `tmp/${name}`), bytes),
-    // S3 sets LastModified itself (to the second): wait until a write would get a later one.
+    // S3 sets LastModified itself (to the second): wait until a write would get a later one; and
+    // the store rewrites only objects older than REFRESH_AFTER_MS by its clock: move that past it.
     age: async (store, ref) => {
       const listed = (await collect(store.list())).find((o) => o.ref === ref);
       assert.ok(listed, `${ref} is listed`);
       while (Date.now() < listed.modifiedAt + 1_000) await new Promise((r) => setTimeout(r, 50));
+      skewMs += REFRESH_AFTER_MS;
     },
   });
 });
 
 describe('S3 artifact store: S3 itself', () => {
+  test('a put of content stored less than REFRESH_AFTER_MS ago sends nothing: the object is not rewritten', async () => {
+    const store = create({ clock: systemClock });
+    const ref = await store.put(Buffer.from('fresh'));
+    const modifiedAt = async () => (await collect(store.list())).find((o) => o.ref === ref.ref)?.modifiedAt;
+    const first = await modifiedAt();
+    // LastModified has whole seconds: a rewrite now would move it.
+    await new Promise((r) => setTimeout(r, 1_100));
+    assert.deepEqual(await store.put(Buffer.from('fresh')), ref);
+    assert.equal(await modifiedAt(), first);
+  });
+
   test('objects are keyed <prefix>/objects/sha256/ab/cd/<hex> and keep their first writer\'s media type', async () => {
     const store = create();
     const bytes = Buffer.from('<svg/>');

@@ -66,8 +66,15 @@ async function scenario(store: Store, clock: FakeClock): Promise<void> {
     profiles.slice(0, 1 + (i % 3)).map((profile) => ({ subjectId: `${i % 2 ? 'P' : 'p'}${i}`, profile, artifactRef: art(i), subjectVersion: 1 })),
   ).flat();
   await store.jobs.commit([{ type: 'complete', lease: leaseOf(publisher), output: null, durationMs: 1, next: null, publish }]);
+  // A subject whose profiles all go, by name or at once, leaves the publication scans.
+  await store.publications.delete('p0');
+  await store.publications.delete('P1', ['Big', 'preview']);
+  await store.publications.delete('p2', ['Big']);
   await store.stats.recordActivity([{ queue: 'demo.a', completed: 3, failed: 2 }]);
   await store.operator.setQueuePaused('other.a', true);
+  // Paused then resumed, never given a job: queue stats still list it.
+  await store.operator.setQueuePaused('idle.a', true);
+  await store.operator.setQueuePaused('idle.a', false);
   await clock.advance(LEASE_MS + 10_000);
 }
 
@@ -139,6 +146,7 @@ async function readEverything(store: Store): Promise<Record<string, unknown>> {
     ledgerMismatches: await scan((page) => store.audit.ledgerMismatches(page), 17),
     expiredLeases: await scan((page) => store.audit.expiredLeases({ ...page, graceMs: 1_000 }), 4),
     publications: await Promise.all([1, 4].map((limit) => scan((page) => store.audit.publications(page), limit))),
+    artifactRefs: (await store.artifactRefs.list()).sort(),
   };
 }
 
@@ -158,7 +166,8 @@ describe('Redis reads, stats and audit at scale', { skip: redisSkipReason() }, (
     for (const key of Object.keys(expected)) assert.deepEqual(actual[key], expected[key], key);
     const runs = expected['runs'] as unknown[][][];
     assert.equal(runs[0]?.flat().length, RUNS + 1, 'every run listed once');
-    assert.equal((expected['publications'] as AuditPage<unknown>[][])[0]?.length, 61, 'sixty publications, one per page, and the page that ends the scan');
+    assert.equal((expected['publications'] as AuditPage<unknown>[][])[0]?.length, 57, 'fifty-six publications left, one per page, and the page that ends the scan');
+    assert.ok((expected['queueStats'] as { queue: string }[]).some((q) => q.queue === 'idle.a'), 'a resumed empty queue is listed');
     assert.ok((runs[1]?.flat().length ?? 0) >= 40, 'cancelled runs span several walks of the index');
     await memory.close();
   });

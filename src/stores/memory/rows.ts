@@ -4,10 +4,10 @@
  * ({@link copy}), so the state never shares an object with a caller in either direction.
  */
 import type { Job, JsonValue, LedgerEntry, Run, StageRecord } from '../../core/model.ts';
-import { JobState, RunStatus, StageStatus } from '../../core/model.ts';
+import { JobState, StageStatus } from '../../core/model.ts';
 import type { CacheAcquireRequest, CacheEntry } from '../../core/ports/cache.ts';
 import { CacheEntryStatus } from '../../core/ports/cache.ts';
-import type { JobSpec, SubmitRunRequest } from '../../core/ports/jobs.ts';
+import type { JobSpec } from '../../core/ports/jobs.ts';
 import type { Publication, PublicationRequest } from '../../core/ports/publications.ts';
 import type { RequestRecord } from '../../core/ports/requests.ts';
 
@@ -22,29 +22,6 @@ export function copy<T>(value: T): T {
 /** Map key of a pair of names; NUL cannot clash with names on either side. */
 export function pairKey(first: string, second: string): string {
   return `${first}\0${second}`;
-}
-
-/** A new `queued` run for `request`, at its first stage. */
-export function newRun(id: string, request: SubmitRunRequest, now: number): Run {
-  return {
-    id,
-    pipeline: request.pipeline,
-    pipelineVersion: request.pipelineVersion,
-    status: RunStatus.queued,
-    currentStage: request.firstJob.stage,
-    input: copy(request.input),
-    inputChecksum: request.inputChecksum,
-    idempotencyKey: request.idempotencyKey ?? null,
-    subjectId: request.subjectId ?? null,
-    subjectVersion: request.subjectVersion ?? null,
-    tenant: request.tenant ?? null,
-    traceId: request.traceId ?? null,
-    traceParent: request.traceParent ?? null,
-    error: null,
-    createdAt: now,
-    updatedAt: now,
-    finishedAt: null,
-  };
 }
 
 /** One `pending` stage record per stage, in pipeline order. */

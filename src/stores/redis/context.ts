@@ -58,8 +58,19 @@ export interface RedisContext {
    * `ok` value, or rejects with the kiln error of its `err` answer.
    */
   call<T>(name: string, args?: readonly ScriptArg[]): Promise<T>;
+  /**
+   * Runs `routines/<name>.lua` like {@link RedisContext.call}, for a script that answers a
+   * native array instead of ok()'s JSON (a hot path sparing cjson): resolves with the array as
+   * ioredis gives it (text, null for a Lua false, nested arrays), or rejects with the kiln error
+   * of a fail() answer (JSON text).
+   */
+  callReply<T>(name: string, args?: readonly ScriptArg[]): Promise<T>;
   /** Wakes listeners of this process and of every other process on the store (a hint only). */
   wake(queues: Iterable<string>): void;
+  /** Wakes listeners of this process only, after a script published the wake itself (publish_wake in lib-keys.lua). */
+  wakeLocal(queues: readonly string[]): void;
+  /** The origin a script's published wake carries (an ARGV of those scripts), so this process skips its own. */
+  readonly wakeOrigin: string;
   /**
    * Wraps one public method: `StoreUnavailableError` after `close()`, `SchemaVersionError` until
    * the schema is current (unless `needsSchema` is false: migrate, schemaVersion, now), and
@@ -81,6 +92,8 @@ export interface RedisContextDeps {
   ids: IdGenerator;
   clock: Clock | undefined;
   deliverWakes: (queues: Iterable<string>) => void;
+  deliverLocalWakes: (queues: readonly string[]) => void;
+  wakeOrigin: string;
 }
 
 /** Builds the context of one store instance. */
@@ -103,6 +116,14 @@ export function createContext(deps: RedisContextDeps): RedisContext {
   };
 
   const nowArg = clock === undefined ? () => '' : () => String(clock.now());
+
+  /** Runs a script with the prefix and the time argument in front of `args`; its raw reply. */
+  const runScript = <T>(name: string, args: readonly ScriptArg[] = []): Promise<T> => {
+    const command = commandOf(name);
+    const run = (redis as unknown as Record<string, (...a: ScriptArg[]) => Promise<T>>)[command];
+    if (run === undefined) throw new Error(`redis store: command ${command} was not defined`);
+    return run.call(redis, prefix, nowArg(), ...args);
+  };
 
   const requireCurrentSchema = async (): Promise<void> => {
     if (schemaCurrent) return;
@@ -138,15 +159,19 @@ export function createContext(deps: RedisContextDeps): RedisContext {
     ids: deps.ids,
     nowArg,
     async call<T>(name: string, args: readonly ScriptArg[] = []): Promise<T> {
-      const command = commandOf(name);
-      const run = (redis as unknown as Record<string, (...a: ScriptArg[]) => Promise<string>>)[command];
-      if (run === undefined) throw new Error(`redis store: command ${command} was not defined`);
-      const text = await run.call(redis, prefix, nowArg(), ...args);
+      const text = await runScript<string>(name, args);
       const answer = JSON.parse(text) as ScriptAnswer<T>;
       if ('err' in answer) throw scriptError(answer.err);
       return answer.ok;
     },
+    async callReply<T>(name: string, args: readonly ScriptArg[] = []): Promise<T> {
+      const reply = await runScript<T | string>(name, args);
+      if (typeof reply === 'string') throw scriptError((JSON.parse(reply) as { err: ScriptFailure }).err);
+      return reply;
+    },
     wake: deps.deliverWakes,
+    wakeLocal: deps.deliverLocalWakes,
+    wakeOrigin: deps.wakeOrigin,
     guard,
     port: <Port extends object>(methods: Port): Port =>
       Object.fromEntries(Object.entries(methods).map(([name, method]) => [name, guard(method as Method<unknown[], unknown>)])) as Port,

@@ -61,6 +61,9 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     retryStrategy: (times: number) => Math.min(50 * times, 500),
     connectTimeout: 2_000,
     commandTimeout: 10_000,
+    // A script sent before a connection loss may have run: re-sending it could apply it twice
+    // (a submit without idempotency key would make two runs). Its caller gets the error instead.
+    autoResendUnfulfilledCommands: false,
   });
   redis.on('error', (err: Error) => logger.debug({ err: err.message }, 'redis connection error'));
   const prefix = keyPrefix(name);

@@ -56,7 +56,7 @@ export interface RedisStoreDeps {
 /** Builds the Store over a connection; `close()` closes it and the subscriber connection. */
 export function buildRedisStore(deps: RedisStoreDeps): RedisStore {
   const { redis, prefix, wakes, clock } = deps;
-  const ctx = createContext({ ...deps, deliverWakes: (queues) => wakes.publish(queues) });
+  const ctx = createContext({ ...deps, deliverWakes: (queues) => wakes.publish(queues), deliverLocalWakes: (queues) => wakes.fireLocal(queues), wakeOrigin: wakes.origin });
   const serverNow = async (): Promise<number> => {
     if (clock !== undefined) return clock.now();
     const [seconds, micros] = await redis.time();

@@ -13,6 +13,13 @@ import { createWakeListeners, type WakeListener } from '../shared/wake-listeners
 export interface WakeHub {
   /** Delivers `queues` to this process's listeners at once and publishes them to the others. */
   publish(queues: Iterable<string>): void;
+  /**
+   * Delivers `queues` to this process's listeners only: a script already published them (see
+   * lib-keys.lua's publish_wake, whose message carries {@link WakeHub.origin}).
+   */
+  fireLocal(queues: readonly string[]): void;
+  /** This hub's id in published messages: a process ignores its own. */
+  readonly origin: string;
   subscribe(listener: WakeListener): () => void;
   close(): Promise<void>;
 }
@@ -50,6 +57,10 @@ export function createWakeHub(redis: Redis, prefix: string, origin: string, logg
   };
 
   return {
+    origin,
+    fireLocal(queues) {
+      if (queues.length > 0) listeners.fire(queues);
+    },
     publish(queues) {
       const list = [...new Set(queues)];
       if (list.length === 0) return;

@@ -9,7 +9,8 @@ import { RunStatus } from '../../../core/model.ts';
 import type { SubmitRunRequest, SubmitRunResult } from '../../../core/ports/jobs.ts';
 import { isTerminal } from '../../../core/run/transitions.ts';
 import { assertSubmittable, idempotencyKeyReused } from '../../shared/submit-checks.ts';
-import { copy, newRun, pairKey, pendingStages } from '../rows.ts';
+import { newRun } from '../../shared/new-run.ts';
+import { copy, pairKey, pendingStages } from '../rows.ts';
 import type { MemoryState } from '../state.ts';
 
 /** Submission idempotency keys are scoped to their pipeline. */
@@ -62,7 +63,7 @@ function submitChecked(state: MemoryState, request: SubmitRunRequest, now: numbe
     if (existing) return { run: copy(existing), created: false };
   }
 
-  const run = newRun(state.ids.next('run'), request, now);
+  const run = newRun(state.ids.next('run'), request, now, copy(request.input));
   state.runs.set(run.id, run);
   state.stages.set(run.id, pendingStages(run.id, request.stages));
   if (run.idempotencyKey !== null) state.runKeys.set(runKeyOf(run.pipeline, run.idempotencyKey), run.id);

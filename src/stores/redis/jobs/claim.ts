@@ -1,45 +1,108 @@
 /**
  * `jobs.claim` of the Redis store: ONE call of routines/jobs-claim.lua for every request, with
- * the random part of the lease tokens it hands out.
+ * the random part of the lease tokens it hands out. The script answers one flat native array (no
+ * JSON on either side): the fields below by position, in the order of its JOB_READ and RUN_READ.
  */
-import type { JsonValue } from '../../../core/model.ts';
+import type { Job, JobKind, JobState, JsonValue, Run, RunStatus, StageErrorRecord } from '../../../core/model.ts';
 import type { ClaimRequest, ClaimedJob } from '../../../core/ports/jobs.ts';
 import type { RedisContext } from '../context.ts';
-import { jobFrom, listOf, runFrom, type FlatHash } from '../rows.ts';
 
-interface ClaimAnswer {
-  job: FlatHash;
-  run: FlatHash;
-  /** Flat [stage, output JSON text, ...]; `{}` when empty (cjson). */
-  outputs: string[] | Record<string, never>;
-  ledger: string | false;
-  exhausted: boolean;
-  redelivered: boolean;
+/** The script's answer: text, null for an absent field. */
+type Reply = readonly (string | null)[];
+
+/** Reads a claim answer front to back. */
+class Cursor {
+  private at = 0;
+  constructor(private readonly reply: Reply) {}
+  get done(): boolean {
+    return this.at >= this.reply.length;
+  }
+  text(): string | null {
+    return this.reply[this.at++] ?? null;
+  }
+  required(): string {
+    const value = this.text();
+    if (value === null) throw new Error('redis store: claim answer lacks a field');
+    return value;
+  }
+  number(): number | null {
+    const value = this.text();
+    return value === null ? null : Number(value);
+  }
+  json<T = JsonValue>(): T | null {
+    const value = this.text();
+    return value === null ? null : (JSON.parse(value) as T);
+  }
 }
 
-function claimedFrom(answer: ClaimAnswer): ClaimedJob {
+/** One claimed job off the cursor (see the script's Result). */
+function claimedFrom(c: Cursor): ClaimedJob {
+  const id = c.required();
+  const runId = c.required();
+  const pipeline = c.required();
+  const stage = c.required();
+  const queue = c.required();
+  const kind = c.required() as JobKind;
+  const idempotencyKey = c.required();
+  const attempt = Number(c.required());
+  const maxAttempts = Number(c.required());
+  const priority = Number(c.required());
+  const availableAt = Number(c.required());
+  const enqueuedAt = Number(c.required());
+  const tenant = c.text();
+  const traceId = c.text();
+  const redeliveries = Number(c.required());
+  const lastError = c.json<StageErrorRecord>();
+  const lockWaitSince = c.number();
+  const job: Job = {
+    id, runId, pipeline, stage, queue, kind, state: 'leased' satisfies JobState, idempotencyKey, attempt, maxAttempts, priority, availableAt, enqueuedAt,
+    tenant, traceId, leaseOwner: c.text(), leaseToken: c.text(), fence: c.number(), leaseUntil: c.number(), leaseMs: c.number(),
+    redeliveries, lastError, lockWaitSince,
+  };
+  const redelivered = c.required() === '1';
+  const run: Run = {
+    id: c.required(),
+    pipeline: c.required(),
+    pipelineVersion: Number(c.required()),
+    status: c.required() as RunStatus,
+    currentStage: c.text(),
+    input: c.json(),
+    inputChecksum: c.required(),
+    idempotencyKey: c.text(),
+    subjectId: c.text(),
+    subjectVersion: c.number(),
+    tenant: c.text(),
+    traceId: c.text(),
+    traceParent: c.text(),
+    error: c.json<StageErrorRecord>(),
+    createdAt: Number(c.required()),
+    updatedAt: Number(c.required()),
+    finishedAt: c.number(),
+  };
+  const ledger = c.text();
   const outputs: Record<string, JsonValue> = {};
-  const flat = listOf(answer.outputs);
-  for (let i = 0; i + 1 < flat.length; i += 2) outputs[flat[i] as string] = JSON.parse(flat[i + 1] as string) as JsonValue;
+  for (let i = Number(c.required()); i > 0; i -= 2) outputs[c.required()] = c.json() as JsonValue;
   return {
-    job: jobFrom(answer.job),
-    run: runFrom(answer.run),
+    job,
+    run,
     outputs,
-    ...(answer.ledger === false ? {} : { ledgerOutput: JSON.parse(answer.ledger) as JsonValue }),
-    exhausted: answer.exhausted,
-    redelivered: answer.redelivered,
+    ...(ledger === null ? {} : { ledgerOutput: JSON.parse(ledger) as JsonValue }),
+    exhausted: attempt > maxAttempts,
+    redelivered,
   };
 }
 
 /** Claims from every requested queue in one script, grouped in request order. */
 export async function claimJobs(ctx: RedisContext, requests: readonly ClaimRequest[]): Promise<ClaimedJob[]> {
-  const wanted = requests.filter((r) => r.limit > 0);
-  if (wanted.length === 0) return [];
-  const batch = wanted.map((r) => ({ queue: r.queue, workerId: r.workerId, limit: String(Math.floor(r.limit)), leaseMs: String(r.leaseMs) }));
+  const args: string[] = [];
+  for (const r of requests) if (r.limit > 0) args.push(r.queue, r.workerId, String(Math.floor(r.limit)), String(r.leaseMs));
+  if (args.length === 0) return [];
   // One random token per call; the script gives each claimed job `<token>.<n>`: unique (a new
   // random part per call), and unguessable by anyone but the claimer, who holds them all. A
   // token per possible job would cost the client and the script `limit` random strings per
   // queue for the few jobs a claim usually gets.
-  const answer = await ctx.call<ClaimAnswer[] | Record<string, never>>('jobs-claim', [JSON.stringify(batch), ctx.ids.token()]);
-  return listOf(answer).map(claimedFrom);
+  const cursor = new Cursor(await ctx.callReply<Reply>('jobs-claim', [ctx.ids.token(), ...args]));
+  const claimed: ClaimedJob[] = [];
+  while (!cursor.done) claimed.push(claimedFrom(cursor));
+  return claimed;
 }

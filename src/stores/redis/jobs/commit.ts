@@ -1,20 +1,18 @@
 /**
  * `jobs.commit` of the Redis store: every item of the batch in ONE call of
  * routines/jobs-commit.lua, each with the id of the job it may enqueue (its next stage or its
- * compensation), whose key names the run by a placeholder the script fills in.
+ * compensation), whose key names the run by a placeholder the script fills in. The items go as
+ * one JSON argument (measured: as cheap for the script as ~15 flat arguments per item, which
+ * cost as much to hand to Lua as cjson.decode saves); the answer comes back as a native array.
  */
 import type { RunStatus } from '../../../core/model.ts';
 import type { CommitItem, CommitResult } from '../../../core/ports/jobs.ts';
 import type { RedisContext } from '../context.ts';
 import { toJson } from '../rows.ts';
-import { errorText, scriptJobSpec, statusesInto, wakeAfter, type Woken } from './scripts.ts';
+import { errorText, scriptJobSpec, statusesInto } from './scripts.ts';
 
 /** Run statuses that may move to `parked`, from the one transition table. */
 const PARK_FROM = statusesInto('parked');
-
-interface CommitAnswer extends Woken {
-  results: { outcome: CommitResult['outcome']; runStatus?: RunStatus; publicationsRefused?: number }[];
-}
 
 /** One item as the script takes it (undefined fields left out). */
 function itemJson(ctx: RedisContext, item: CommitItem): Record<string, unknown> {
@@ -46,11 +44,15 @@ function itemJson(ctx: RedisContext, item: CommitItem): Record<string, unknown> 
 export async function commit(ctx: RedisContext, items: readonly CommitItem[]): Promise<CommitResult[]> {
   if (items.length === 0) return [];
   const batch = items.map((item) => itemJson(ctx, item));
-  const answer = await ctx.call<CommitAnswer>('jobs-commit', [JSON.stringify(batch), PARK_FROM]);
-  wakeAfter(ctx, answer);
-  return answer.results.map((r): CommitResult => {
-    if (r.outcome !== 'committed') return { outcome: r.outcome };
-    const status = r.runStatus as RunStatus;
-    return r.publicationsRefused ? { outcome: 'committed', runStatus: status, publicationsRefused: r.publicationsRefused } : { outcome: 'committed', runStatus: status };
+  const reply = await ctx.callReply<(string | null)[]>('jobs-commit', [PARK_FROM, ctx.wakeOrigin, JSON.stringify(batch)]);
+  const wake = reply.slice(items.length * 3) as string[];
+  // The script published the wake for the other processes.
+  ctx.wakeLocal(wake);
+  return items.map((_, i): CommitResult => {
+    const outcome = reply[i * 3] as CommitResult['outcome'];
+    if (outcome !== 'committed') return { outcome };
+    const runStatus = reply[i * 3 + 1] as RunStatus;
+    const refused = Number(reply[i * 3 + 2]);
+    return refused > 0 ? { outcome, runStatus, publicationsRefused: refused } : { outcome, runStatus };
   });
 }

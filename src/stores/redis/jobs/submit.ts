@@ -1,43 +1,61 @@
 /**
  * `jobs.submit` of the Redis store: the batch checked on its own here (first job among the
- * stages), then ONE call of routines/jobs-submit.lua with a run id and a job id per request.
+ * stages), then ONE call of routines/jobs-submit.lua with a run id and a job id per request, as
+ * flat arguments; a run created live comes back as a flag only (this side built every field of
+ * it but the time), any other run as its stored hash.
  */
+import type { JsonValue } from '../../../core/model.ts';
 import type { SubmitRunRequest, SubmitRunResult } from '../../../core/ports/jobs.ts';
+import { newRun } from '../../shared/new-run.ts';
 import { assertSubmittable } from '../../shared/submit-checks.ts';
 import type { RedisContext } from '../context.ts';
-import { runFrom, toJson, type FlatHash } from '../rows.ts';
-import { TERMINAL_STATUSES, scriptJobSpec, wakeAfter, type Woken } from './scripts.ts';
+import { runFrom, toJson } from '../rows.ts';
+import { TERMINAL_STATUSES, scriptJobSpec } from './scripts.ts';
 
-interface SubmitAnswer extends Woken {
-  results: { created: boolean; run: FlatHash }[];
-}
+/** The optional request fields, in the order the script writes them. */
+const OPTIONAL = ['idempotencyKey', 'subjectId', 'subjectVersion', 'tenant', 'traceId', 'traceParent'] as const;
 
-/** One request as the script takes it (undefined fields left out: cjson would read null as a value). */
-function requestJson(ctx: RedisContext, request: SubmitRunRequest): Record<string, unknown> {
+/** Appends one request as the script reads it (see jobs-submit.lua's header); returns its run id and input text. */
+function pushRequest(ctx: RedisContext, args: string[], request: SubmitRunRequest): { runId: string; input: string } {
   const runId = ctx.ids.next('run');
-  return {
-    runId,
-    pipeline: request.pipeline,
-    pipelineVersion: String(request.pipelineVersion),
-    input: toJson(request.input),
-    inputChecksum: request.inputChecksum,
-    stages: request.stages,
-    idempotencyKey: request.idempotencyKey,
-    subjectId: request.subjectId,
-    subjectVersion: request.subjectVersion === undefined ? undefined : String(request.subjectVersion),
-    tenant: request.tenant,
-    traceId: request.traceId,
-    traceParent: request.traceParent,
-    first: scriptJobSpec(ctx, request.firstJob, runId),
-  };
+  const input = toJson(request.input);
+  args.push(runId, request.pipeline, String(request.pipelineVersion), input, request.inputChecksum);
+  const countAt = args.length;
+  args.push('0');
+  let count = 0;
+  for (const name of OPTIONAL) {
+    const value = request[name];
+    if (value === undefined) continue;
+    args.push(name, String(value));
+    count++;
+  }
+  args[countAt] = String(count);
+  args.push(String(request.stages.length), ...request.stages);
+  const first = scriptJobSpec(ctx, request.firstJob, runId);
+  args.push(first.id, first.stage, first.queue, first.kind, first.maxAttempts, first.priority, first.key);
+  return { runId, input };
 }
 
 /** Submits the requests in order, all or nothing (see `JobsPort.submit`). */
 export async function submitRuns(ctx: RedisContext, requests: readonly SubmitRunRequest[]): Promise<SubmitRunResult[]> {
   if (requests.length === 0) return [];
   assertSubmittable(requests);
-  const batch = requests.map((request) => requestJson(ctx, request));
-  const answer = await ctx.call<SubmitAnswer>('jobs-submit', [JSON.stringify(batch), TERMINAL_STATUSES]);
-  wakeAfter(ctx, answer);
-  return answer.results.map((result) => ({ run: runFrom(result.run), created: result.created }));
+  const args: string[] = [TERMINAL_STATUSES];
+  const sent = requests.map((request) => pushRequest(ctx, args, request));
+  const reply = await ctx.callReply<string[]>('jobs-submit', args);
+  const now = Number(reply[0]);
+  const woken = Number(reply[1]);
+  if (woken > 0) ctx.wake(reply.slice(2, 2 + woken));
+  let at = 2 + woken;
+  return requests.map((request, i): SubmitRunResult => {
+    const flag = reply[at++];
+    if (flag === '1') {
+      const { runId, input } = sent[i] as { runId: string; input: string };
+      return { run: newRun(runId, request, now, JSON.parse(input) as JsonValue), created: true };
+    }
+    const length = Number(reply[at++]);
+    const run = runFrom(reply.slice(at, at + length));
+    at += length;
+    return { run, created: flag === '2' };
+  });
 }

@@ -1,6 +1,6 @@
 -- artifact-refs-list.lua: ArtifactRefsPort.list, for garbage collection. Reads only; one script,
 -- so one consistent view of everything it reads.
--- Keys: every pub:<subjectId> (found with SCAN: publications have no index of their subjects),
+-- Keys: pubs and every pub:<subjectId> it names,
 --   cache:entries and cache:entry:<id> (lib-cache.lua), runs, run:<id>, stages:<runId>,
 --   stage:<runId>:<index> (lib-keys.lua).
 -- ARGV: from [2], the run statuses whose input and stage outputs are still referenced
@@ -32,17 +32,11 @@ local function collect(doc)
   end
 end
 
--- Publications: every pub:<subjectId> hash under this prefix.
-local pattern = string.gsub(k_pub(''), '[%*%?%[%]\\]', '\\%0') .. '*'
-local cursor = '0'
-repeat
-  local page = redis.call('SCAN', cursor, 'MATCH', pattern, 'COUNT', 1000)
-  cursor = page[1]
-  for _, key in ipairs(page[2]) do
-    local flat = redis.call('HGETALL', key)
-    for i = 2, #flat, 2 do add(cjson.decode(flat[i]).artifactRef) end
-  end
-until cursor == '0'
+-- Publications: every subject's pub:<subjectId> hash.
+for _, subject in ipairs(redis.call('ZRANGE', k('pubs'), 0, -1)) do
+  local flat = redis.call('HGETALL', k_pub(subject))
+  for i = 2, #flat, 2 do add(cjson.decode(flat[i]).artifactRef) end
+end
 
 -- Cache entries of every status.
 for _, id in ipairs(redis.call('ZRANGE', k_cache_entries(), 0, -1)) do

@@ -3,12 +3,15 @@
 -- Keys (P = KEYS[1]): paused, prios:<queue>, ready:<queue>:<priority>, leased:<queue>, job:<id>,
 --   stages:<runId>, stage:<runId>:<index>, run:<id>, jobs:outputs:<runId>, ledger:<key>, meta
 --   (fence).
--- ARGV[2]: JSON array of requests, in order: {queue, workerId, limit, leaseMs} (numbers as text).
--- ARGV[3]: a random token from the client's id generator; the n-th job this call leases gets
---   the lease token ARGV[3]..'.'..n (unique: the random part is new for every call).
--- Result: [{job (flat hash after the lease), run (flat hash), outputs (jobs:outputs:<runId> as a
---   flat [stage, output JSON text, ...]: the run's succeeded stages), ledger (the ledger output JSON text, or
---   false), exhausted, redelivered}], grouped in request order, each group in claim order.
+-- ARGV[2]: a random token from the client's id generator; the n-th job this call leases gets
+--   the lease token ARGV[2]..'.'..n (unique: the random part is new for every call).
+-- ARGV[3..]: the requests, in order, four arguments each: queue, workerId, limit, leaseMs.
+-- Result: a native reply (not ok()'s JSON: no cjson work), ONE flat array of text, false (nil)
+--   for an absent field; per claimed job, grouped in request order, each group in claim order:
+--   the job's JOB_READ fields after the lease, leaseOwner, leaseToken, fence, leaseUntil,
+--   leaseMs, redelivered ('1' | '0'), the run's RUN_READ fields, the ledger output JSON text
+--   (or nil), the count of outputs text, then that many [stage, output JSON text] of
+--   jobs:outputs:<runId> (the run's succeeded stages) flattened.
 -- Invariants:
 --   * Claim order: priority (lower first), then availableAt, then id: ready jobs come off the
 --     ready zsets of each priority in order (score availableAt, ties by id), expired leases
@@ -22,10 +25,9 @@
 --     fences only grow.
 
 local EXPIRED_WINDOW = 256
-local requests = cjson.decode(ARGV[2])
 local now = now_ms()
 local nowText = int(now)
-local tokenBase = ARGV[3] .. '.'
+local tokenBase = ARGV[2] .. '.'
 local leased = 0
 local touched = {}
 local fence = 0
@@ -57,21 +59,27 @@ local function candidates(queue, limit)
   return top
 end
 
--- `flat` (an HGETALL array) with `field` set to `value`.
-local function patch(flat, field, value)
-  for i = 1, #flat, 2 do
-    if flat[i] == field then flat[i + 1] = value; return end
-  end
-  flat[#flat + 1] = field
-  flat[#flat + 1] = value
+-- The fields a claim reads, in answer order (jobs/claim.ts reads them by position: keep both in step).
+local JOB_READ = { 'id', 'runId', 'pipeline', 'stage', 'queue', 'kind', 'idempotencyKey', 'attempt', 'maxAttempts',
+  'priority', 'availableAt', 'enqueuedAt', 'tenant', 'traceId', 'redeliveries', 'lastError', 'lockWaitSince' }
+local RUN_READ = { 'id', 'pipeline', 'pipelineVersion', 'status', 'currentStage', 'input', 'inputChecksum', 'idempotencyKey',
+  'subjectId', 'subjectVersion', 'tenant', 'traceId', 'traceParent', 'error', 'createdAt', 'updatedAt', 'finishedAt' }
+local JOB_N, RUN_N = #JOB_READ, #RUN_READ
+
+-- The answer: one flat array of text (false = absent), a native reply (no cjson).
+local out = {}
+local n = 0
+local function push(value)
+  n = n + 1
+  out[n] = value
 end
 
--- Leases candidate `c` to `request`; returns the claimed job's answer.
+-- Leases candidate `c` to `request`; appends the claimed job's answer to `out`.
 local function lease(c, request, leaseMs)
   local id = c.id
   local jobKey = k_job(id)
-  local j = hgetall(jobKey)
-  local queue, runId = j.queue, j.runId
+  local j = redis.call('HMGET', jobKey, unpack(JOB_READ))
+  local runId, stage, queue, kind = j[2], j[4], j[5], j[6]
   -- Out of its index; an emptied ready zset leaves prios:<queue> once the request is served.
   if c.state == 'ready' then
     redis.call('ZREM', k_ready(queue, c.priority), id)
@@ -80,59 +88,46 @@ local function lease(c, request, leaseMs)
     redis.call('ZREM', k_leased(queue), id)
   end
   local redelivered = c.state == 'leased'
-  if redelivered then j.redeliveries = int(tonumber(j.redeliveries) + 1) end
+  if redelivered then j[15] = int(tonumber(j[15]) + 1) end
   leased = leased + 1
-  j.state = 'leased'
-  j.leaseOwner = request.workerId
-  j.leaseToken = tokenBase .. leased
-  j.fence = int(fence)
+  local owner, token, fenceText = request.workerId, tokenBase .. leased, int(fence)
   fence = fence + 1
-  j.leaseUntil = int(now + leaseMs)
-  j.leaseMs = int(leaseMs)
-  j.attempt = int(tonumber(j.attempt) + 1)
-  redis.call('HSET', jobKey, 'state', 'leased', 'leaseOwner', j.leaseOwner, 'leaseToken', j.leaseToken, 'fence', j.fence,
-    'leaseUntil', j.leaseUntil, 'leaseMs', j.leaseMs, 'attempt', j.attempt, 'redeliveries', j.redeliveries)
-  redis.call('ZADD', k_leased(queue), j.leaseUntil, id)
+  local leaseUntil = int(now + leaseMs)
+  local attempt = int(tonumber(j[8]) + 1)
+  j[8] = attempt
+  redis.call('HSET', jobKey, 'state', 'leased', 'leaseOwner', owner, 'leaseToken', token, 'fence', fenceText,
+    'leaseUntil', leaseUntil, 'leaseMs', int(leaseMs), 'attempt', attempt, 'redeliveries', j[15])
+  redis.call('ZADD', k_leased(queue), leaseUntil, id)
 
   -- A rollback job compensates a stage that succeeded: that record's status must stay as is.
-  local stageKey = j.kind == 'stage' and JOBS.stage_key(runId, j.stage)
+  local stageKey = kind == 'stage' and JOBS.stage_key(runId, stage)
   if stageKey then
     local s = redis.call('HMGET', stageKey, 'status', 'attempts', 'startedAt')
-    redis.call('HSET', stageKey, 'status', 'running', 'attempts', int(tonumber(s[2]) + 1), 'leaseOwner', j.leaseOwner,
-      'leaseUntil', j.leaseUntil, 'startedAt', s[3] or nowText)
+    redis.call('HSET', stageKey, 'status', 'running', 'attempts', int(tonumber(s[2]) + 1), 'leaseOwner', owner,
+      'leaseUntil', leaseUntil, 'startedAt', s[3] or nowText)
     -- A duplicate of a stage that succeeded: running again, so no longer among the outputs.
-    if s[1] == 'succeeded' then redis.call('HDEL', JOBS.k_outputs(runId), j.stage) end
+    if s[1] == 'succeeded' then redis.call('HDEL', JOBS.k_outputs(runId), stage) end
   end
   local runKey = k_run(runId)
-  local run = redis.call('HGETALL', runKey)
+  local run = redis.call('HMGET', runKey, unpack(RUN_READ))
   -- Only a run's first claim finds it queued.
-  for i = 1, #run, 2 do
-    if run[i] == 'status' then
-      if run[i + 1] == 'queued' then
-        redis.call('HSET', runKey, 'status', 'running', 'updatedAt', nowText)
-        run[i + 1] = 'running'
-        patch(run, 'updatedAt', nowText)
-      end
-      break
-    end
+  if run[4] == 'queued' then
+    redis.call('HSET', runKey, 'status', 'running', 'updatedAt', nowText)
+    run[4] = 'running'
+    run[16] = nowText
   end
-  local job = {}
-  for field, value in pairs(j) do
-    job[#job + 1] = field
-    job[#job + 1] = value
-  end
-  return {
-    job = job,
-    run = run,
-    outputs = redis.call('HGETALL', JOBS.k_outputs(runId)),
-    ledger = redis.call('HGET', k_ledger(j.idempotencyKey), 'output'),
-    exhausted = tonumber(j.attempt) > tonumber(j.maxAttempts),
-    redelivered = redelivered,
-  }
+  for i = 1, JOB_N do push(j[i]) end
+  push(owner); push(token); push(fenceText); push(leaseUntil); push(int(leaseMs))
+  push(redelivered and '1' or '0')
+  for i = 1, RUN_N do push(run[i]) end
+  push(redis.call('HGET', k_ledger(j[7]), 'output'))
+  local outputs = redis.call('HGETALL', JOBS.k_outputs(runId))
+  push(int(#outputs))
+  for i = 1, #outputs do push(outputs[i]) end
 end
 
-local claimed = {}
-for _, request in ipairs(requests) do
+for a = 3, #ARGV, 4 do
+  local request = { queue = ARGV[a], workerId = ARGV[a + 1], limit = ARGV[a + 2], leaseMs = ARGV[a + 3] }
   local limit = tonumber(request.limit)
   if limit > 0 and redis.call('SISMEMBER', k('paused'), request.queue) == 0 then
     local leaseMs = tonumber(request.leaseMs)
@@ -140,10 +135,10 @@ for _, request in ipairs(requests) do
     local picked = candidates(request.queue, limit)
     -- One counter step for the request's jobs: their fences in claim order.
     if #picked > 0 then fence = next_fences(#picked) end
-    for _, c in ipairs(picked) do claimed[#claimed + 1] = lease(c, request, leaseMs) end
+    for _, c in ipairs(picked) do lease(c, request, leaseMs) end
     for priority in pairs(touched) do
       if redis.call('EXISTS', k_ready(request.queue, priority)) == 0 then redis.call('ZREM', k_prios(request.queue), priority) end
     end
   end
 end
-return ok(claimed)
+return out

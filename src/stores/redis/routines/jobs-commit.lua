@@ -4,15 +4,18 @@
 --   stage:<runId>:<index>, jobs:outputs:<runId>, ledger:<key>, runledger:<runId>, attempts:<runId>, queues,
 --   prios:<queue>, ready:<queue>:<priority>, leased:<queue>, parked:<queue>, dead:<queue>,
 --   deadjobs, pub:<subjectId> (written), lock:<key> (read: its fence).
--- ARGV[2]: JSON array of items, in order; numbers as decimal text, JSON values as JSON text:
+-- ARGV[2]: run statuses that may move to parked, comma-separated (core's transition table).
+-- ARGV[3]: the calling process's wake origin: the queues made ready now are published on
+--   P..'wake' from here (publish_wake), so the client only wakes its own listeners.
+-- ARGV[4]: JSON array of items, in order; numbers as decimal text, JSON values as JSON text:
 --   complete: {type 'complete', jobId, token, output, durationMs, next?, publish?
 --     [{subjectId, profile, artifactRef, subjectVersion}], lockKey?, lockFence?}
 --   fail: {type 'fail', jobId, token, error, durationMs, action (retry | park | dead_letter |
 --     fail), delayMs?, rollback?}
 --   next / rollback: {id, stage, queue, kind, maxAttempts, priority, key (the run id as
 --     JOBS.RUN_PLACEHOLDER)}.
--- ARGV[3]: run statuses that may move to parked, comma-separated (core's transition table).
--- Result: {results: [{outcome, runStatus?, publicationsRefused?}], wake: [queues]}.
+-- Result: a native reply (no cjson): per item, in order, outcome, runStatus (nil when none),
+--   publications refused (text); then the queues it made ready now (to wake).
 -- Invariants:
 --   * Each item is fenced by its own lease and applied as if alone, in order: the lease check
 --     comes before any write, so a refused item changes nothing and does not affect the others.
@@ -22,8 +25,7 @@
 --   * A failure appends to attempts:<runId> and applies the engine's decision as given (see
 --     FailureDecision in core/ports/jobs.ts).
 
-local items = cjson.decode(ARGV[2])
-local parkFrom = JOBS.set_of(ARGV[3])
+local parkFrom = JOBS.set_of(ARGV[2])
 local now = now_ms()
 local nowText = int(now)
 local woken = {}
@@ -78,9 +80,7 @@ local function complete(item, j)
   end
   -- The job's own fence (or its lock's) orders publications: a later holder of the same version wins.
   local refused = JOBS.publish(item.publish, tonumber(j.fence), now, item.lockKey, item.lockFence)
-  local result = { outcome = 'committed', runStatus = status }
-  if refused > 0 then result.publicationsRefused = refused end
-  return result
+  return 'committed', status, refused
 end
 
 -- The failed attempt as FailedAttempt JSON text (error: the item's error JSON text).
@@ -152,21 +152,31 @@ local function failItem(item, j)
   JOBS.index(j)
   hset(runKey, runFields)
   if state == 'dead' and item.rollback ~= nil then enqueueRollback(run, item.rollback) end
-  return { outcome = 'committed', runStatus = runFields.status or run.status }
+  return 'committed', runFields.status or run.status, 0
 end
 
-local results = {}
-for i, item in ipairs(items) do
+local out = {}
+local n = 0
+for _, item in ipairs(cjson.decode(ARGV[4])) do
   local j, refusal = JOBS.check_lease(item.jobId, item.token, now)
+  local outcome, status, refused
   if j == nil then
-    results[i] = { outcome = refusal == 'cancelled' and 'cancelled' or 'lease_lost' }
+    outcome, status, refused = refusal == 'cancelled' and 'cancelled' or 'lease_lost', false, 0
   elseif item.type == 'complete' then
-    results[i] = complete(item, j)
+    outcome, status, refused = complete(item, j)
   else
-    results[i] = failItem(item, j)
+    outcome, status, refused = failItem(item, j)
   end
+  out[n + 1] = outcome
+  out[n + 2] = status or false
+  out[n + 3] = int(refused)
+  n = n + 3
 end
-
 local wake = {}
-for queue in pairs(woken) do wake[#wake + 1] = queue end
-return ok({ results = results, wake = wake })
+for queue in pairs(woken) do
+  n = n + 1
+  out[n] = queue
+  wake[#wake + 1] = queue
+end
+if #wake > 0 then publish_wake(ARGV[3], wake) end
+return out

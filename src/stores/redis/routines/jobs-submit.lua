@@ -3,14 +3,18 @@
 -- Keys (P = KEYS[1]): run:<id>, runs, runkey, subject:<pipeline>\0<subjectId>, stages:<runId>,
 --   stage:<runId>:<index>, job:<id>, jobrun, runjobs:<runId>, jobkey, queues, prios:<queue>,
 --   ready:<queue>:<priority>.
--- ARGV[2]: JSON array of requests, in batch order: {runId, pipeline, pipelineVersion,
---   input (JSON text), inputChecksum, stages [names], idempotencyKey?, subjectId?,
---   subjectVersion?, tenant?, traceId?, traceParent?, first: {stage, queue, kind, maxAttempts,
---   priority, key, id}}; every number as decimal text. The first job's stage is one of `stages`
---   (checked by the client before the call).
--- ARGV[3]: the terminal run statuses, comma-separated (core's transition table).
--- Result: {results: [{created, run (flat hash as this request left it)}], wake: [queues]}, or
---   fail conflict IDEMPOTENCY_KEY_REUSED {index, idempotencyKey, runId?}.
+-- ARGV[2]: the terminal run statuses, comma-separated (core's transition table).
+-- ARGV[3..]: the requests, in batch order, as flat arguments (no JSON to decode; numbers as
+--   decimal text, input as JSON text): runId, pipeline, pipelineVersion, input, inputChecksum,
+--   the count n of optional fields, n x (name, value) of those given among idempotencyKey,
+--   subjectId, subjectVersion, tenant, traceId, traceParent, the count m of stages, m stage
+--   names, then the first job's id, stage, queue, kind, maxAttempts, priority, key. The first
+--   job's stage is one of the stages (checked by the client before the call).
+-- Result: a native array: now (text), the count w of queues made ready now, w queues, then per
+--   request '1' (created, and the run is as the request gave it: queued at its first stage,
+--   created and updated now; the client builds it) or '0' (an existing run) or '2' (created
+--   superseded), and for '0' and '2' the count of the run's flat hash then that flat hash;
+--   or fail conflict IDEMPOTENCY_KEY_REUSED {index, idempotencyKey, runId?} (JSON text).
 -- Invariants:
 --   * All or nothing: every key is checked before the first write, so a refused batch writes
 --     nothing.
@@ -18,8 +22,34 @@
 --     run (created false); subject supersession sees runs created earlier in the batch.
 --   * At most one run per (pipeline, idempotencyKey).
 
-local requests = cjson.decode(ARGV[2])
-local terminal = JOBS.set_of(ARGV[3])
+local terminal = JOBS.set_of(ARGV[2])
+
+-- The requests off ARGV (see the header).
+local requests = {}
+do
+  local at = 3
+  while at <= #ARGV do
+    local r = { runId = ARGV[at], pipeline = ARGV[at + 1], pipelineVersion = ARGV[at + 2], input = ARGV[at + 3], inputChecksum = ARGV[at + 4] }
+    local optional = {}
+    local count = tonumber(ARGV[at + 5])
+    at = at + 6
+    for i = 0, count - 1 do
+      local name, value = ARGV[at + 2 * i], ARGV[at + 2 * i + 1]
+      r[name] = value
+      optional[#optional + 1] = name
+      optional[#optional + 1] = value
+    end
+    r.optional = optional
+    at = at + 2 * count
+    local stages = {}
+    for i = 1, tonumber(ARGV[at]) do stages[i] = ARGV[at + i] end
+    r.stages = stages
+    at = at + #stages + 1
+    r.first = { id = ARGV[at], stage = ARGV[at + 1], queue = ARGV[at + 2], kind = ARGV[at + 3], maxAttempts = ARGV[at + 4], priority = ARGV[at + 5], key = ARGV[at + 6] }
+    at = at + 7
+    requests[#requests + 1] = r
+  end
+end
 local now = now_ms()
 local nowText = int(now)
 
@@ -51,10 +81,21 @@ end
 
 -- Pass 2: apply in order.
 local results, woken = {}, {}
+local n = 0
+local function push(value)
+  n = n + 1
+  results[n] = value
+end
+local function pushRun(flag, id)
+  local flat = redis.call('HGETALL', k_run(id))
+  push(flag)
+  push(int(#flat))
+  for i = 1, #flat do push(flat[i]) end
+end
 for _, r in ipairs(requests) do
   local existing = r.idempotencyKey and redis.call('HGET', k('runkey'), runKey(r))
   if existing then
-    results[#results + 1] = { created = false, run = redis.call('HGETALL', k_run(existing)) }
+    pushRun('0', existing)
   else
     local id = r.runId
     local fields = {
@@ -62,9 +103,7 @@ for _, r in ipairs(requests) do
       'currentStage', r.first.stage, 'input', r.input, 'inputChecksum', r.inputChecksum,
       'createdAt', nowText, 'updatedAt', nowText,
     }
-    for _, name in ipairs({ 'idempotencyKey', 'subjectId', 'subjectVersion', 'tenant', 'traceId', 'traceParent' }) do
-      if r[name] then fields[#fields + 1] = name; fields[#fields + 1] = r[name] end
-    end
+    for _, value in ipairs(r.optional) do fields[#fields + 1] = value end
     redis.call('HSET', k_run(id), unpack(fields))
     redis.call('ZADD', k('runs'), 0, id)
     if r.idempotencyKey then redis.call('HSET', k('runkey'), runKey(r), id) end
@@ -94,11 +133,13 @@ for _, r in ipairs(requests) do
       local queue = JOBS.enqueue({ id = id, pipeline = r.pipeline, tenant = r.tenant, traceId = r.traceId }, r.first, now)
       if queue then woken[queue] = true end
     end
-    -- A live run is as written; a superseded one is read back.
-    results[#results + 1] = { created = true, run = superseded and redis.call('HGETALL', k_run(id)) or fields }
+    -- A live run is as the request gave it (the client builds it); a superseded one is read back.
+    if superseded then pushRun('2', id) else push('1') end
   end
 end
 
-local wake = {}
-for queue in pairs(woken) do wake[#wake + 1] = queue end
-return ok({ results = results, wake = wake })
+local out = { nowText, '0' }
+for queue in pairs(woken) do out[#out + 1] = queue end
+out[2] = int(#out - 2)
+for i = 1, n do out[#out + 1] = results[i] end
+return out

@@ -201,6 +201,7 @@ function JOBS.publish(pubs, leaseFence, now, lockKey, lockFence)
       redis.call('HSET', key, p.profile, cjson.encode({
         artifactRef = p.artifactRef, subjectVersion = int(version), fence = int(fence), updatedAt = int(now),
       }))
+      redis.call('ZADD', k('pubs'), 0, p.subjectId)
     else
       refused = refused + 1
     end

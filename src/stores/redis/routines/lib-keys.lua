@@ -28,6 +28,8 @@
 --   P..'jobkey'               hash   job idempotencyKey -> id of its non-dead job       [jobs, operator]
 --   P..'queues'               set    every queue that ever had a job or was paused      [jobs, operator]
 --   P..'paused'               set    paused queues                                      [operator]
+--   P..'queues:operated'      set    every queue ever paused or resumed (queue stats list it even
+--                                    when empty, as the other stores do)                [operator]
 --   P..'prios:'..queue        zset   priorities that have a ready zset, score = priority [jobs]
 --   P..'ready:'..queue..':'..priority  zset  ready job ids, score availableAt (ties by id)  [jobs, operator]
 --   P..'leased:'..queue       zset   leased job ids, score leaseUntil                   [jobs]
@@ -40,7 +42,9 @@
 --   P..'jobs:outputs:'..runId hash   stage -> output of the run's succeeded stages (lib-jobs.lua) [jobs]
 --   P..'pub:'..subjectId      hash   profile -> cjson {artifactRef, subjectVersion, fence, updatedAt}
 --                                    (numbers as text)                                  [jobs, publications]
+--   P..'pubs'                 zset   every subjectId with a pub: hash, score 0 (byte order) [jobs, publications]
 --   P..'lock:'..key           hash   owner, token, fence, acquiredAt, expiresAt         [locks]
+--   P..'wake'                 pub/sub channel: JSON [origin, [queue, ...]], a hint (wake-hub.ts) [jobs]
 --   P..'locks'                zset   lock keys, score expiresAt                         [locks]
 -- A sub-port's other keys start with its own name (cache:, request:, version:, token:, tokens, artifactref:,
 -- activity:, ...) and are listed in its lib-<sub-port>.lua or script headers.
@@ -101,6 +105,12 @@ local function hset(key, t)
   end
   if #args > 0 then redis.call('HSET', key, unpack(args)) end
   if #dels > 0 then redis.call('HDEL', key, unpack(dels)) end
+end
+
+-- Publishes a wake hint for `queues` (a list, not empty) on P..'wake' as wake-hub.ts reads it:
+-- JSON [origin, [queue, ...]], `origin` being the calling process's (it skips its own).
+local function publish_wake(origin, queues)
+  redis.call('PUBLISH', P .. 'wake', cjson.encode({ origin, queues }))
 end
 
 local function ok(result) return cjson.encode({ ok = result == nil and cjson.null or result }) end

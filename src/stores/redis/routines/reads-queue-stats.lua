@@ -1,6 +1,6 @@
--- reads-queue-stats: per queue that has jobs or is paused, its jobs by state and the age of its
+-- reads-queue-stats: per queue that has jobs or was ever paused or resumed, its jobs by state and the age of its
 -- oldest ready job, all counted at one instant.
--- Keys: queues, paused, prios:<q>, ready:<q>:<priority> (score availableAt), leased:<q>,
+-- Keys: queues, paused, queues:operated, prios:<q>, ready:<q>:<priority> (score availableAt), leased:<q>,
 -- parked:<q>, dead:<q>.
 -- ARGV: none beyond the time.
 -- Result: { now = int text, queues = [[queue, paused 0|1, ready, scheduled, leased, parked, dead,
@@ -8,7 +8,7 @@
 -- Cost: a few O(log n) commands per queue and priority; no job is read.
 -- Invariant: reads only. A job is `ready` when availableAt <= now, `scheduled` after.
 local now = now_ms()
-local names = redis.call('SUNION', k('queues'), k('paused'))
+local names = redis.call('SUNION', k('queues'), k('paused'), k('queues:operated'))
 local rows = {}
 for _, queue in ipairs(names) do
   local paused = redis.call('SISMEMBER', k('paused'), queue)
@@ -26,7 +26,7 @@ for _, queue in ipairs(names) do
   local leased = redis.call('ZCARD', k_leased(queue))
   local parked = redis.call('ZCARD', k_parked(queue))
   local dead = redis.call('ZCARD', k_dead(queue))
-  if paused == 1 or ready + scheduled + leased + parked + dead > 0 then
+  if paused == 1 or redis.call('SISMEMBER', k('queues:operated'), queue) == 1 or ready + scheduled + leased + parked + dead > 0 then
     rows[#rows + 1] = { queue, paused, ready, scheduled, leased, parked, dead, oldest and int(oldest) or '' }
   end
 end
