@@ -15,6 +15,8 @@ export {
   LeaseLostError,
   StoreUnavailableError,
   ArtifactsUnavailableError,
+  UnauthenticatedError,
+  ForbiddenScopeError,
   SchemaVersionError,
   StageFailure,
   ErrorClass,
@@ -64,6 +66,7 @@ export type { Publication, PublicationRequest } from './core/ports/publications.
 export type { RunDetail } from './core/ports/reads.ts';
 export type { RequestRecord } from './core/ports/requests.ts';
 export type { Store } from './core/ports/store.ts';
+export { TokenScope, TOKEN_SCOPES, type ApiToken } from './core/ports/tokens.ts';
 export { createKiln } from './engine/create-kiln.ts';
 export {
   VerifyCheck,
@@ -77,6 +80,7 @@ export {
 } from './engine/verify/verify-types.ts';
 export type { SingleFlightCache, CacheKeyOptions, CacheLookup, CacheBuildContext } from './core/cache.ts';
 export { ifNoneMatch } from './http/pipeline-routes.ts';
+export { access, PUBLIC, type RouteScope, type RequestAuth } from './http/auth.ts';
 export { acceptsMediaType, isMultipartForm, mediaTypeOf, mediaTypePattern, multipartError, multipartFile, uploadTooLarge, type UploadedFile } from './http/uploads.ts';
 export { idempotencyKeyOf, parseQueryInteger } from './http/request-rules.ts';
 export { extendRequestDeadline } from './http/request-deadline.ts';

@@ -32,6 +32,8 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, ExitCode>> = Object.freeze({
   HEADERS_TOO_LARGE: ExitCode.usage,
   REQUEST_TIMEOUT: ExitCode.usage,
   UNSUPPORTED_MEDIA_TYPE: ExitCode.usage,
+  UNAUTHENTICATED: ExitCode.usage,
+  FORBIDDEN_SCOPE: ExitCode.usage,
   UNKNOWN_PIPELINE: ExitCode.notFound,
   UNKNOWN_QUEUE: ExitCode.notFound,
   NOT_FOUND: ExitCode.notFound,

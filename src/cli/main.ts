@@ -17,6 +17,7 @@ import { registerQueueCommands } from './commands/queues.ts';
 import { registerRunsCommands } from './commands/runs.ts';
 import { registerServeCommand } from './commands/serve.ts';
 import { registerSubmitCommand } from './commands/submit.ts';
+import { registerTokensCommands } from './commands/tokens.ts';
 import { registerValidateCommand } from './commands/validate.ts';
 import { registerVerifyCommand } from './commands/verify.ts';
 import { registerWorkerCommand } from './commands/worker.ts';
@@ -50,6 +51,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerGcCommand(program, ctx);
   registerValidateCommand(program, ctx);
   registerVerifyCommand(program, ctx);
+  registerTokensCommands(program, ctx);
   return program;
 }
 

@@ -105,7 +105,9 @@ export function loadConfig(options: LoadConfigOptions): ResolvedConfig {
   issues.push(...declared.issues);
   if (issues.length > 0) throw new ConfigError(inFileOrder(issues, source));
   const artifacts = resolveArtifacts(merged['artifacts'] ?? {}, [fileLayer['artifacts'], envLayer['artifacts'], flagLayer['artifacts']]);
-  const sections = { ...merged, worker: { ...merged['worker'], lock }, store, artifacts } as unknown as ResolvedSections;
+  // http.auth is set in the file only; its fields default one by one (a section merges whole).
+  const http = { ...merged['http'], auth: { ...CONFIG_DEFAULTS.http.auth, ...(fileLayer['http']?.['auth'] as object | undefined) } };
+  const sections = { ...merged, http, worker: { ...merged['worker'], lock }, store, artifacts } as unknown as ResolvedSections;
   return deepFreeze({ source, ...sections, policies, settings: pipelineSettings.settings, commandPipelines: declared.specs });
 }
 

@@ -223,6 +223,20 @@ export const KilnFileSchema = Type.Object(
               minimumMs: 1,
             }),
           ),
+          auth: Type.Optional(
+            Type.Object(
+              {
+                metrics: Type.Optional(
+                  Type.Union([Type.Literal('public'), Type.Literal('token')], {
+                    default: 'public',
+                    description:
+                      'Whether GET /metrics needs an API token (token: the read scope) or not (public). Every other route but /healthz needs one as soon as a token exists or the server listens beyond loopback.',
+                  }),
+                ),
+              },
+              { ...strict, default: {} },
+            ),
+          ),
         },
         { ...strict, default: {} },
       ),
@@ -306,7 +320,14 @@ export interface ResolvedConfig {
   readonly store: ResolvedStore;
   /** Artifacts under `root`, or in S3 when `s3` is set (`artifacts.url`). */
   readonly artifacts: { readonly root: string; readonly s3?: Readonly<ResolvedS3Artifacts> };
-  readonly http: { readonly host: string; readonly port: number; readonly bodyLimitBytes: number; readonly requestTimeoutMs: number };
+  readonly http: {
+    readonly host: string;
+    readonly port: number;
+    readonly bodyLimitBytes: number;
+    readonly requestTimeoutMs: number;
+    /** `metrics`: whether GET /metrics needs a token. */
+    readonly auth: { readonly metrics: 'public' | 'token' };
+  };
   readonly worker: {
     readonly pollMs: number;
     readonly reapMs: number;

@@ -78,6 +78,27 @@ export class UnprocessableError extends PipelineError {
   }
 }
 
+/**
+ * The request carries no usable API token (HTTP 401): none, malformed, unknown, expired or
+ * revoked (`details.reason` says which).
+ */
+export class UnauthenticatedError extends PipelineError {
+  constructor(message: string, options: PipelineErrorOptions = {}) {
+    super('UNAUTHENTICATED', message, false, { ...options, defaultStatus: 401 });
+  }
+}
+
+/** The request's token lacks the scope the route needs (HTTP 403); `details.required` names it. */
+export class ForbiddenScopeError extends PipelineError {
+  constructor(required: string, granted: readonly string[], options: PipelineErrorOptions = {}) {
+    super('FORBIDDEN_SCOPE', `this route needs a token with the ${required} scope (or admin); the token has ${granted.join(', ')}`, false, {
+      ...options,
+      defaultStatus: 403,
+      details: { required, granted: [...granted], ...options.details },
+    });
+  }
+}
+
 /** The thing asked for does not exist (HTTP 404). */
 export class NotFoundError extends PipelineError {
   constructor(what: string, id: string, options: PipelineErrorOptions & { code?: string } = {}) {
@@ -194,6 +215,8 @@ export const ERROR_CODES = {
   HEADERS_TOO_LARGE: { status: 431, summary: "The request line and headers exceed the HTTP server's limit (a very long URL, say)." },
   REQUEST_TIMEOUT: { status: 408, summary: 'The client did not send the whole request within the receive timeout.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, summary: 'The request Content-Type is not accepted here.' },
+  UNAUTHENTICATED: { status: 401, summary: 'The request has no usable API token (none, malformed, unknown, expired or revoked); send Authorization: Bearer <token>.' },
+  FORBIDDEN_SCOPE: { status: 403, summary: "The request's API token lacks the scope the route needs (details.required)." },
   UNKNOWN_PIPELINE: { status: 404, summary: 'No pipeline with that name is registered.' },
   UNKNOWN_QUEUE: { status: 404, summary: 'No registered pipeline has a queue with that name.' },
   NOT_FOUND: { status: 404, summary: 'The run, job or queue does not exist.' },

@@ -5,7 +5,9 @@
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from '../core/logger.ts';
+import { TokenScope } from '../core/ports/tokens.ts';
 import type { Kiln } from '../engine/kiln-types.ts';
+import { installAuth, PUBLIC, type AuthOptions } from './auth.ts';
 import { handleClientError, handleFrameworkError, installErrorEnvelope } from './error-envelope.ts';
 import { installJsonBodyParser } from './json-body.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, installRequestDeadline } from './request-deadline.ts';
@@ -61,7 +63,15 @@ export interface AppDeps {
   verifyTempGraceMs?: number;
   /** This process's cache counters, for `GET /v1/cache/stats` (src/observe/cache-counters.ts); omitted: `[]`. */
   cacheStats?: CacheStatsSource;
+  /**
+   * API tokens (src/http/auth.ts): whether `/metrics` needs a token (`token`: the read scope) or
+   * not (`public`, the default), and the verified-token cache's TTL and clocks (tests).
+   */
+  auth?: Omit<AuthOptions, 'tokens'> & { metrics?: MetricsAccess };
 }
+
+/** Who may scrape `/metrics` (kiln.yaml `http.auth.metrics`). */
+export type MetricsAccess = 'public' | 'token';
 
 /** Share of the request deadline `GET /v1/verify` may audit for; the rest is left to answer in. */
 const VERIFY_BUDGET_SHARE = 0.8;
@@ -125,13 +135,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // Before any route: these hooks wrap only routes registered after them.
   installRequestTracing(app);
   installRequestLog(app);
+  // Before any route, like the hooks above: every route's declared scope is checked here.
   const requestTimeoutMs = deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const { metrics: metricsAccess = 'public', ...authOptions } = deps.auth ?? {};
+  installAuth(app, { storeTimeoutMs: requestTimeoutMs, ...authOptions, tokens: deps.kiln.store.tokens });
   installRequestDeadline(app, requestTimeoutMs);
 
   // multipart/form-data for pipelines' upload routes (`request.file()`); file size limits are per route.
   void app.register(multipart, { throwFileSizeLimit: true, limits: { files: 1 } });
   void app.register(healthRoutes, { kiln: deps.kiln });
-  void app.register(metricsRoutes, { metrics: deps.metrics });
+  void app.register(metricsRoutes, { metrics: deps.metrics, scope: metricsAccess === 'token' ? TokenScope.read : PUBLIC });
   void app.register(runRoutes, { kiln: deps.kiln });
   void app.register(jobRoutes, { kiln: deps.kiln });
   void app.register(queueRoutes, { kiln: deps.kiln });

@@ -102,6 +102,11 @@ function handleError(err: unknown, request: FastifyRequest, reply: FastifyReply)
   const { body, internal } = toErrorEnvelope(err);
   if (internal) request.log.error({ err }, 'request failed');
   // Every 503 says when to retry.
+  // RFC 6750: a 401 names the scheme; a presented token that was refused is an invalid_token.
+  if (body.statusCode === 401) {
+    const reason = body.details?.reason;
+    void reply.header('www-authenticate', reason === 'missing' || reason === 'no_tokens' ? 'Bearer realm="kiln"' : 'Bearer realm="kiln", error="invalid_token"');
+  }
   if (body.statusCode === 503) {
     request.log.warn({ err }, body.code === 'STORE_UNAVAILABLE' ? 'store unavailable' : 'unavailable');
     void reply.header('retry-after', String(retryAfterSeconds(body)));

@@ -18,6 +18,7 @@ import { describeReadsPort } from './suite-reads.ts';
 import { describeRequestsPort } from './suite-requests.ts';
 import { describeRootPort } from './suite-root.ts';
 import { describeStatsPort } from './suite-stats.ts';
+import { describeTokensPort } from './suite-tokens.ts';
 import { describeVersionsPort } from './suite-versions.ts';
 
 export type { StoreHarness, SuiteContext } from './fixture.ts';
@@ -37,5 +38,6 @@ export function describeStoreSuite(name: string, harness: StoreHarness): void {
     describeAuditPort(harness);
     describeLocksPort(harness);
     describeStatsPort(harness);
+    describeTokensPort(harness);
   });
 }

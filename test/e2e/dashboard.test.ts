@@ -1,5 +1,8 @@
 /**
- * The dashboard in Debian's Chromium against a real `kiln serve` on SQLite with live work: a
+ * The dashboard in Debian's Chromium against a real `kiln serve` on SQLite that has API tokens
+ * (made with `kiln tokens create`): the page asks for a token, refuses a wrong one, signs in with
+ * a read,operate token and sends it on every call; when that token is revoked (`kiln tokens
+ * revoke`) the sign-in form comes back. With live work: a
  * dead-lettered run is found on the dead-letter view, replayed from the UI (confirmation accepted)
  * and seen to succeed; a queue paused from the UI has none of its jobs claimed (checked through the
  * API while other queues keep working) until it is resumed from the UI; the run view draws the
@@ -15,7 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { acceptConfirmation, openDashboardBrowser } from './dashboard-browser.ts';
-import { cleanEnv, freePort, KILN_INDEX, killIfRunning, spawnKiln, waitUntil } from './kiln-process.ts';
+import { cleanEnv, freePort, KILN_INDEX, killIfRunning, runKiln, spawnKiln, waitUntil } from './kiln-process.ts';
 
 const TEST_TIMEOUT_MS = 180_000;
 /** Bound on every wait for a condition (generous: the machine may be busy). */
@@ -44,12 +47,13 @@ interface RunJson {
   status: string;
 }
 
-/** A tiny client of the server's public API. */
-function apiClient(base: string) {
+/** A tiny client of the server's public API, with an API token. */
+function apiClient(base: string, token: string) {
   const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     const res = await fetch(`${base}${path}`, {
       method,
-      ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
@@ -65,6 +69,12 @@ function apiClient(base: string) {
         return statuses.includes(run.status) ? run : undefined;
       }, WAIT_MS, 50),
   };
+}
+
+/** Asserts that `errors` are Chromium's "Failed to load resource" lines of 401 answers, and at least one. */
+function assertOnly401s(errors: readonly string[], when: string): void {
+  assert.ok(errors.length > 0, `the 401s ${when} are logged`);
+  for (const error of errors) assert.match(error, /status of 401 \(Unauthorized\)/, `${when}: only 401s`);
 }
 
 /**
@@ -84,6 +94,14 @@ test('the dashboard shows live work and steers it through the public API', { tim
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const env = cleanEnv({ KILN_LOG_LEVEL: 'warn', KILN_ARTIFACTS: join(dir, 'artifacts') });
+  // Tokens first: the server asks for one on every /v1 route from its first request.
+  const createToken = async (scopes: string, name: string): Promise<{ id: string; token: string }> => {
+    const res = await runKiln(['tokens', 'create', '--tenant', 'e2e', '--scopes', scopes, '--name', name, '--json', '--db', join(dir, 'kiln.db')], dir, env);
+    assert.equal(res.code, 0, res.stderr);
+    return JSON.parse(res.stdout) as { id: string; token: string };
+  };
+  const scripts = await createToken('admin', 'e2e scripts');
+  const operator = await createToken('read,operate', 'dashboard');
   const serve = spawnKiln(['serve', '--port', String(port), '--db', join(dir, 'kiln.db'), '--pipelines', './e2e-pipelines.mts', '--worker-id', 'e2e-worker'], dir, env);
   t.after(async () => {
     killIfRunning(serve);
@@ -93,15 +111,30 @@ test('the dashboard shows live work and steers it through the public API', { tim
   await waitUntil('kiln serve /healthz', async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), WAIT_MS, 100).catch((err: unknown) => {
     throw new Error(`${String(err)}\n--- serve output ---\n${serve.output()}`);
   });
-  const api = apiClient(base);
+  const api = apiClient(base, scripts.token);
+  assert.equal((await fetch(`${base}/v1/queues`)).status, 401, 'the server asks for a token');
   const browser = await openDashboardBrowser(base);
   t.after(() => browser.close());
   const { page } = browser;
   const shoot = (name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
 
+  // Sign in: the page asks for a token, refuses a wrong one, accepts the operator's.
+  await page.goto(`${base}/dashboard#/queues`);
+  await page.locator('#sign-in').waitFor({ timeout: WAIT_MS });
+  await shoot('sign-in');
+  await page.locator('#sign-in-token').fill(`kiln_${'x'.repeat(43)}`);
+  await page.locator('[data-action="sign-in"]').click();
+  await eventually(page, 'the wrong token to be refused', async () => /not accepted/.test((await page.locator('#sign-in-error').textContent()) ?? ''));
+  await page.locator('#sign-in-token').fill(operator.token);
+  await page.locator('[data-action="sign-in"]').click();
+  await page.locator('#sign-in').waitFor({ state: 'detached', timeout: WAIT_MS });
+  await page.locator('tr[data-queue]').first().waitFor({ timeout: WAIT_MS });
+  // Chromium logs each 401 as a console error: the sign-in's (no token, the wrong one) and no other.
+  assertOnly401s(browser.errors.splice(0), 'before signing in');
+
   // Live work: long runs in flight, a render through the single-flight cache, two runs that dead-letter.
   for (let i = 0; i < 3; i++) await api.submit('demo.sleep', { delayMs: 8_000 + i * 1_000 });
-  const qr = await fetch(`${base}/v1/qr`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content: 'kiln dashboard' }) });
+  const qr = await fetch(`${base}/v1/qr`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${scripts.token}` }, body: JSON.stringify({ content: 'kiln dashboard' }) });
   assert.ok(qr.ok, `POST /v1/qr: ${qr.status}`);
   const flag = join(dir, 'flag');
   const flaky = [await api.submit('e2e.flaky', { flag }), await api.submit('e2e.flaky', { flag })];
@@ -169,7 +202,16 @@ test('the dashboard shows live work and steers it through the public API', { tim
   await page.locator('tr[data-cache="qr"]').waitFor({ timeout: WAIT_MS });
   await shoot('cache');
 
-  assert.deepEqual(browser.errors, [], 'no console or page errors');
+  assert.deepEqual(browser.errors, [], 'no console or page errors while signed in');
+
+  // Revoked: the page's next refresh gets 401 and the sign-in form comes back.
+  const revoked = await runKiln(['tokens', 'revoke', operator.id, '--db', join(dir, 'kiln.db')], dir, env);
+  assert.equal(revoked.code, 0, revoked.stderr);
+  await page.goto(`${base}/dashboard#/queues`);
+  await page.locator('#sign-in').waitFor({ timeout: WAIT_MS });
+  assert.match((await page.locator('#sign-in').textContent()) ?? '', /refused the token/);
+  assertOnly401s(browser.errors.splice(0), 'after the revoke');
+
   assert.deepEqual(browser.foreignRequests, [], 'no request to another host');
   assert.deepEqual(browser.failedRequests, [], 'no failed request');
 });

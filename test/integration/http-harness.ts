@@ -11,7 +11,7 @@ import type { Logger } from '../../src/core/logger.ts';
 import type { Store } from '../../src/core/ports/store.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln, PolicyOverrides, Worker } from '../../src/engine/kiln-types.ts';
-import { buildApp } from '../../src/http/build-app.ts';
+import { buildApp, type AppDeps } from '../../src/http/build-app.ts';
 import { readCacheCounters } from '../../src/observe/cache-counters.ts';
 import { createMetrics } from '../../src/observe/metrics.ts';
 import type { PipelineDefinition } from '../../src/core/pipeline/define-pipeline.ts';
@@ -68,6 +68,8 @@ export interface HarnessOptions {
   requestTimeoutMs?: number;
   /** Registered instead of the built-in pipelines (without their routes, or policies unless given). */
   pipelines?: readonly PipelineDefinition[];
+  /** Handed to `buildApp`: API tokens (metrics access, the verified-token cache's TTL and clocks). */
+  auth?: AppDeps['auth'];
 }
 
 /** Quick retries so failing runs reach their end state within the test. */
@@ -111,6 +113,7 @@ export async function openHttpHarness(createStore: StoreFactory, options: Harnes
     ...(options.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: options.bodyLimitBytes }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+    ...(options.auth === undefined ? {} : { auth: options.auth }),
   });
   const worker = kiln.createWorker({ workerId: 'test-worker', pollMs: 10, reapMs: 100 });
 

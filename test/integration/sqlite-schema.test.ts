@@ -13,6 +13,7 @@ import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
 import * as J from '../../src/stores/sqlite/sql/jobs.ts';
 import * as R from '../../src/stores/sqlite/sql/reads.ts';
 import * as S from '../../src/stores/sqlite/sql/stats.ts';
+import * as T from '../../src/stores/sqlite/sql/tokens.ts';
 import { JOB_COLUMNS, jobRowFromValues } from '../../src/stores/sqlite/rows.ts';
 import { createFakeClock } from '../../src/core/clock.ts';
 import { jobIdempotencyKey } from '../../src/core/keys.ts';
@@ -22,6 +23,8 @@ import { stageJob, submit } from '../conformance/fixture.ts';
 
 /** Statements run for every submission, claim or commit, by name. */
 const HOT_STATEMENTS: Record<string, string> = {
+  // Every request to a server with tokens looks one up by its hash (unless cached).
+  SELECT_API_TOKEN_BY_HASH: T.SELECT_API_TOKEN_BY_HASH,
   pickClaimable: J.pickClaimableSql(10),
   LEASE_JOB: J.LEASE_JOB,
   DELETE_LEASED_JOB: J.DELETE_LEASED_JOB,
@@ -79,6 +82,7 @@ describe('sqlite schema and statements', () => {
     raw = new Database(path, { readonly: true });
     const tables = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
     assert.deepEqual(tables, [
+      'api_tokens',
       'cache_entries',
       'failed_attempts',
       'fence_counter',
@@ -101,7 +105,7 @@ describe('sqlite schema and statements', () => {
     raw = new Database(path, { readonly: true });
     for (const [name, sql] of Object.entries(HOT_STATEMENTS)) {
       for (const step of planOf(raw, sql)) {
-        assert.doesNotMatch(step, /^SCAN (runs|stage_records|jobs|ledger|retired_jobs)\b/, `${name}: ${step}`);
+        assert.doesNotMatch(step, /^SCAN (runs|stage_records|jobs|ledger|retired_jobs|api_tokens)\b/, `${name}: ${step}`);
       }
     }
   });

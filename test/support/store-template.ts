@@ -18,6 +18,7 @@ export const SUB_PORT_FILES = [
   'audit.ts',
   'locks.ts',
   'stats.ts',
+  'tokens.ts',
 ] as const;
 
 /** What every store folder holds, whatever its engine. */

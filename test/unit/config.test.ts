@@ -70,7 +70,7 @@ describe('loadConfig', () => {
     assert.equal(config.source, null);
     assert.deepEqual(config.store, { kind: 'sqlite', path: join(configDir.path(), 'kiln.db') });
     assert.deepEqual(config.artifacts, { root: join(configDir.path(), 'kiln-data/artifacts') });
-    assert.deepEqual(config.http, { host: '127.0.0.1', port: 8080, bodyLimitBytes: 65_536, requestTimeoutMs: 10_000 });
+    assert.deepEqual(config.http, { host: '127.0.0.1', port: 8080, bodyLimitBytes: 65_536, requestTimeoutMs: 10_000, auth: { metrics: 'public' } });
     assert.deepEqual(config.worker, {
       pollMs: 250,
       reapMs: 1_000,
@@ -87,6 +87,15 @@ describe('loadConfig', () => {
       (config.http as { port: number }).port = 1;
     }, TypeError);
     assert.equal(CONFIG_DEFAULTS.http.port, 8080);
+  });
+
+  test('http.auth.metrics is public unless the file says token; other values are refused with their line', () => {
+    writeYaml('http: { port: 8081, auth: {} }\n');
+    assert.deepEqual(load().http.auth, { metrics: 'public' });
+    writeYaml('http: { auth: { metrics: token } }\n');
+    assert.deepEqual(load().http.auth, { metrics: 'token' });
+    writeYaml('http:\n  auth:\n    metrics: open\n');
+    assert.throws(load, (err: ConfigError) => err.issues.some((i) => i.path.startsWith('http.auth.metrics') && i.line === 3));
   });
 
   test('flags win over env, env over the file, the file over defaults', () => {

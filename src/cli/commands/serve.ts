@@ -1,5 +1,9 @@
 /** `kiln serve`: the HTTP API and a worker in one process, on the configured store (SQLite by default). */
+import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
+import type { Logger } from '../../core/logger.ts';
+import type { Store } from '../../core/ports/store.ts';
+import { isLoopbackAddress } from '../../http/auth.ts';
 import { buildApp } from '../../http/build-app.ts';
 import { readCacheCounters } from '../../observe/cache-counters.ts';
 import { describeStore } from '../../config/store-url.ts';
@@ -34,6 +38,7 @@ async function serve(ctx: CliContext, options: ServeOptions): Promise<void> {
     routes: builtinRoutes,
     verifyTempGraceMs: config.worker.tempGraceMs,
     cacheStats: () => readCacheCounters(rt.metrics.registry),
+    auth: { metrics: config.http.auth.metrics },
   });
   let url: string;
   try {
@@ -51,12 +56,24 @@ async function serve(ctx: CliContext, options: ServeOptions): Promise<void> {
     `kiln serving on ${url} (API ${where.api}, dashboard ${where.dashboard}, metrics ${where.metrics})`,
   );
 
+  await warnWithoutTokens(rt.store, app.server.address(), logger);
+
   const signal = await shutdown;
   logger.info({ signal, in_flight: worker?.inFlight() ?? 0, grace_ms: config.worker.shutdownGraceMs }, 'shutting down');
   // Stop claiming and stop accepting requests together; in-flight jobs get the grace period.
   await Promise.all([worker?.stop(config.worker.shutdownGraceMs), app.close()]);
   await rt.close();
   logger.info({ signal }, 'stopped');
+}
+
+/** A server listening beyond loopback with no API token refuses every /v1 route: say so at start. */
+async function warnWithoutTokens(store: Store, address: string | AddressInfo | null, logger: Logger): Promise<void> {
+  if (address === null || typeof address === 'string' || isLoopbackAddress(address.address)) return;
+  if (await store.tokens.exist()) return;
+  logger.warn(
+    { host: address.address },
+    'listening beyond loopback without any API token: every route but /healthz, /metrics and the dashboard page answers 401 until one is created with `kiln tokens create --tenant <tenant> --scopes read,submit`',
+  );
 }
 
 /** Registers `kiln serve`. */

@@ -15,6 +15,7 @@ import type { PublicationsPort } from './publications.ts';
 import type { ReadsPort } from './reads.ts';
 import type { RequestsPort } from './requests.ts';
 import type { StatsPort } from './stats.ts';
+import type { TokensPort } from './tokens.ts';
 import type { VersionsPort } from './versions.ts';
 
 /** What a store can and cannot do; differences are declared, never silently emulated. */
@@ -69,6 +70,8 @@ export interface Store {
   readonly locks: LocksPort;
   /** Operator aggregates: queue activity, dead letters by code. */
   readonly stats: StatsPort;
+  /** API tokens (hashes of their secrets only). */
+  readonly tokens: TokensPort;
 
   /** Applies pending migrations; safe when several processes call it at once. */
   migrate(): Promise<MigrationResult>;

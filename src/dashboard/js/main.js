@@ -2,7 +2,9 @@
 // the tab is hidden), and the live indicator. Every view is `view(container, ctx)` returning
 // `{ refresh(): Promise<void>, unmount?(): void }`; the shell calls `refresh` on mount and then
 // every POLL_MS after the previous refresh finished.
-import { get } from './api.js';
+import { download, get, getWith } from './api.js';
+import { toast } from './dialog.js';
+import { showSignIn, storedToken, storeToken, UNAUTHENTICATED_EVENT } from './sign-in.js';
 import { cacheView } from './views/cache.js';
 import { deadLettersView } from './views/dead-letters.js';
 import { queuesView } from './views/queues.js';
@@ -55,7 +57,26 @@ async function tick(gen) {
   if (gen === generation && !document.hidden) timer = setTimeout(() => tick(gen), POLL_MS);
 }
 
+/** Shows the sign-in form instead of the view; the refresh loop stops until a token is accepted. */
+function signIn(message) {
+  mounted?.unmount?.();
+  mounted = null;
+  generation += 1;
+  clearTimeout(timer);
+  document.getElementById('sign-out').hidden = true;
+  setLive(false, 'signed out');
+  showSignIn(document.getElementById('view'), {
+    message,
+    check: (token) => getWith(token, '/v1/queues'),
+    onSignedIn: () => {
+      document.getElementById('sign-out').hidden = false;
+      mount();
+    },
+  });
+}
+
 function mount() {
+  document.getElementById('sign-out').hidden = storedToken() === null;
   const { path, params } = parseHash();
   const route = ROUTES.find((r) => r.pattern.test(path));
   if (!route) {
@@ -91,7 +112,24 @@ document.addEventListener('visibilitychange', () => {
   if (!document.hidden) void tick(generation);
 });
 window.addEventListener('hashchange', mount);
+window.addEventListener(UNAUTHENTICATED_EVENT, (event) => {
+  if (document.getElementById('sign-in')) return;
+  const hadToken = storedToken() !== null;
+  storeToken(null);
+  signIn(hadToken ? `The server refused the token: ${event.detail.message}. Sign in again.` : 'This kiln server asks for an API token.');
+});
+// With a token, links to API resources (artifacts) are fetched with it and saved.
+document.addEventListener('click', (event) => {
+  const link = event.target.closest?.('a[href^="/v1/"]');
+  if (!link || storedToken() === null) return;
+  event.preventDefault();
+  download(link.getAttribute('href'), decodeURIComponent(link.getAttribute('href').split('/').pop()).replace(':', '-')).catch((err) => toast(err.message, 'error'));
+});
 window.addEventListener('DOMContentLoaded', () => {
+  document.getElementById('sign-out').addEventListener('click', () => {
+    storeToken(null);
+    signIn('Signed out.');
+  });
   mount();
   get('/healthz')
     .then((health) => {

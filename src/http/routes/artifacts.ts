@@ -3,7 +3,9 @@
  * dashboard (and anyone) can link outputs and publications to what they point at.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import { TokenScope } from '../../core/ports/tokens.ts';
 import type { Kiln } from '../../engine/kiln-types.ts';
+import { access } from '../auth.ts';
 import { publicationView } from '../operator-views.ts';
 import { ArtifactParams, PublicationsQuery } from '../schemas/operator.ts';
 
@@ -40,11 +42,11 @@ export function sniffMediaType(bytes: Uint8Array): string {
  * their hash; 404 when absent).
  */
 export const artifactRoutes: FastifyPluginAsync<ArtifactRoutesOptions> = async (app, { kiln }) => {
-  app.get<{ Querystring: PublicationsQuery }>('/v1/publications', { schema: { querystring: PublicationsQuery } }, async (request) => {
+  app.get<{ Querystring: PublicationsQuery }>('/v1/publications', { schema: { querystring: PublicationsQuery }, config: access(TokenScope.read) }, async (request) => {
     return (await kiln.listPublications(request.query.subjectId)).map(publicationView);
   });
 
-  app.get<{ Params: ArtifactParams }>('/v1/artifacts/:ref', { schema: { params: ArtifactParams } }, async (request, reply) => {
+  app.get<{ Params: ArtifactParams }>('/v1/artifacts/:ref', { schema: { params: ArtifactParams }, config: access(TokenScope.read) }, async (request, reply) => {
     const bytes = await kiln.artifacts.get(request.params.ref, { verify: true });
     return reply
       .type(sniffMediaType(bytes))

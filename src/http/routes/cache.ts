@@ -1,7 +1,9 @@
 /** Cache endpoints: this process's single-flight counters per cache, and the store's cache entries. */
 import type { FastifyPluginAsync } from 'fastify';
 import type { CacheCounters } from '../../core/cache.ts';
+import { TokenScope } from '../../core/ports/tokens.ts';
 import type { Kiln } from '../../engine/kiln-types.ts';
+import { access } from '../auth.ts';
 import { cacheEntryView } from '../operator-views.ts';
 import { CacheEntriesQuery } from '../schemas/operator.ts';
 
@@ -21,9 +23,9 @@ export interface CacheRoutesOptions {
  * are never shown).
  */
 export const cacheRoutes: FastifyPluginAsync<CacheRoutesOptions> = async (app, { kiln, cacheStats }) => {
-  app.get('/v1/cache/stats', async () => (cacheStats ? cacheStats() : []));
+  app.get('/v1/cache/stats', { config: access(TokenScope.read) }, async () => (cacheStats ? cacheStats() : []));
 
-  app.get<{ Querystring: CacheEntriesQuery }>('/v1/cache/entries', { schema: { querystring: CacheEntriesQuery } }, async (request) => {
+  app.get<{ Querystring: CacheEntriesQuery }>('/v1/cache/entries', { schema: { querystring: CacheEntriesQuery }, config: access(TokenScope.read) }, async (request) => {
     return (await kiln.listCacheEntries(request.query)).map(cacheEntryView);
   });
 };

@@ -10,6 +10,7 @@ import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { NotFoundError } from '../../core/errors.ts';
+import { access, PUBLIC } from '../auth.ts';
 
 /** Where the dashboard's files live. */
 export const DASHBOARD_DIR = fileURLToPath(new URL('../../dashboard/', import.meta.url));
@@ -67,7 +68,9 @@ export const dashboardRoutes: FastifyPluginAsync<{ dir?: string }> = async (app,
   const index = files.get('index.html');
   if (!index) throw new Error(`dashboard: no index.html in ${options.dir ?? DASHBOARD_DIR}`);
   // Static files are fetched on every page load; request logs would only repeat that.
-  const opts = { logLevel: 'warn' as const };
+  // Public: the page and its scripts hold no data, and the page must load to show its sign-in
+  // form; everything it shows comes from /v1 routes, with the token the user signs in with.
+  const opts = { logLevel: 'warn' as const, config: access(PUBLIC) };
   app.get('/dashboard', opts, async (request, reply) => send(reply, index, request.headers['if-none-match']));
   app.get('/dashboard/', opts, async (request, reply) => send(reply, index, request.headers['if-none-match']));
   app.get<{ Params: { '*': string } }>('/dashboard/*', opts, async (request, reply) => {

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { ArtifactsUnavailableError, StoreUnavailableError, PipelineError } from '../../core/errors.ts';
 import type { Kiln } from '../../engine/kiln-types.ts';
+import { access, PUBLIC } from '../auth.ts';
 
 /** Options of {@link healthRoutes}. */
 export interface HealthRoutesOptions {
@@ -38,7 +39,7 @@ export const healthRoutes: FastifyPluginAsync<HealthRoutesOptions> = async (app,
   };
 
   // Probes poll this often; only failures are worth a log line.
-  app.get('/healthz', { logLevel: 'warn' }, async () => {
+  app.get('/healthz', { logLevel: 'warn', config: access(PUBLIC) }, async () => {
     let nowMs: number;
     try {
       nowMs = await kiln.store.now();

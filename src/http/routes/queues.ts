@@ -2,7 +2,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { ValidationError } from '../../core/errors.ts';
 import { ACTIVITY_MINUTE_MS, ACTIVITY_RETENTION_MS } from '../../core/ports/stats.ts';
+import { TokenScope } from '../../core/ports/tokens.ts';
 import type { Kiln } from '../../engine/kiln-types.ts';
+import { access } from '../auth.ts';
 import { queueActivityView } from '../operator-views.ts';
 import { QueueActivityQuery } from '../schemas/operator.ts';
 import { QueueParams } from '../schemas/queues.ts';
@@ -26,9 +28,9 @@ async function currentQueue(kiln: Kiln, queue: string): Promise<QueueView> {
  * `POST /v1/queues/:queue/{pause,resume,drain}` (a queue no registered pipeline has: 404 `UNKNOWN_QUEUE`).
  */
 export const queueRoutes: FastifyPluginAsync<QueueRoutesOptions> = async (app, { kiln }) => {
-  app.get('/v1/queues', async () => (await kiln.queues()).map(queueView));
+  app.get('/v1/queues', { config: access(TokenScope.read) }, async () => (await kiln.queues()).map(queueView));
 
-  app.get<{ Querystring: QueueActivityQuery }>('/v1/queues/activity', { schema: { querystring: QueueActivityQuery } }, async (request) => {
+  app.get<{ Querystring: QueueActivityQuery }>('/v1/queues/activity', { schema: { querystring: QueueActivityQuery }, config: access(TokenScope.read) }, async (request) => {
     const { bucketMinutes = 1, buckets = 15 } = request.query;
     if (bucketMinutes * buckets * ACTIVITY_MINUTE_MS > ACTIVITY_RETENTION_MS) {
       throw new ValidationError(`bucketMinutes x buckets covers more than the ${ACTIVITY_RETENTION_MS / 60_000} minutes of activity kept`, {
@@ -39,7 +41,7 @@ export const queueRoutes: FastifyPluginAsync<QueueRoutesOptions> = async (app, {
     return queueActivityView(report, queues.map((q) => q.queue));
   });
 
-  const opts = { schema: { params: QueueParams } };
+  const opts = { schema: { params: QueueParams }, config: access(TokenScope.operate) };
   app.post<{ Params: QueueParams }>('/v1/queues/:queue/pause', opts, async (request) => {
     await kiln.pauseQueue(request.params.queue);
     return currentQueue(kiln, request.params.queue);

@@ -1,7 +1,9 @@
 /** Run endpoints: submit, list, inspect with the stage timeline and failed attempts, cancel and resume. */
 import type { FastifyPluginAsync } from 'fastify';
 import { ValidationError } from '../../core/errors.ts';
+import { TokenScope } from '../../core/ports/tokens.ts';
 import type { Kiln, SubmitOptions } from '../../engine/kiln-types.ts';
+import { access } from '../auth.ts';
 import { attemptView } from '../operator-views.ts';
 import { idempotencyKeyOf } from '../request-rules.ts';
 import { IdParams } from '../schemas/common.ts';
@@ -44,7 +46,7 @@ function listQuery(query: ListRunsQuery): Parameters<Kiln['listRuns']>[0] {
 export const runRoutes: FastifyPluginAsync<RunRoutesOptions> = async (app, { kiln }) => {
   app.post<{ Body: SubmitRunBody; Headers: SubmitRunHeaders }>(
     '/v1/runs',
-    { schema: { body: SubmitRunBody, headers: SubmitRunHeaders } },
+    { schema: { body: SubmitRunBody, headers: SubmitRunHeaders }, config: access(TokenScope.submit) },
     async (request, reply) => {
       const { pipeline, input } = request.body;
       // Omitted input means {}; an explicit null goes to the pipeline like any other value.
@@ -56,16 +58,16 @@ export const runRoutes: FastifyPluginAsync<RunRoutesOptions> = async (app, { kil
     },
   );
 
-  app.get<{ Querystring: ListRunsQuery }>('/v1/runs', { schema: { querystring: ListRunsQuery } }, async (request) => {
+  app.get<{ Querystring: ListRunsQuery }>('/v1/runs', { schema: { querystring: ListRunsQuery }, config: access(TokenScope.read) }, async (request) => {
     const runs = await kiln.listRuns(listQuery(request.query));
     return runs.map(runView);
   });
 
-  app.get<{ Params: IdParams }>('/v1/runs/:id/attempts', { schema: { params: IdParams } }, async (request) => {
+  app.get<{ Params: IdParams }>('/v1/runs/:id/attempts', { schema: { params: IdParams }, config: access(TokenScope.read) }, async (request) => {
     return (await kiln.listAttempts(request.params.id)).map(attemptView);
   });
 
-  app.get<{ Params: IdParams }>('/v1/runs/:id', { schema: { params: IdParams } }, async (request) => {
+  app.get<{ Params: IdParams }>('/v1/runs/:id', { schema: { params: IdParams }, config: access(TokenScope.read) }, async (request) => {
     return runDetailView(await kiln.getRun(request.params.id));
   });
 
@@ -73,6 +75,7 @@ export const runRoutes: FastifyPluginAsync<RunRoutesOptions> = async (app, { kil
     '/v1/runs/:id/cancel',
     {
       schema: { params: IdParams, body: CancelRunBody },
+      config: access(TokenScope.operate),
       // The body is optional: a bare POST (no Content-Type) has none, and validates as `{}`.
       preValidation: async (request) => {
         request.body ??= {};
@@ -81,7 +84,7 @@ export const runRoutes: FastifyPluginAsync<RunRoutesOptions> = async (app, { kil
     async (request) => runView(await kiln.cancelRun(request.params.id, request.body.reason)),
   );
 
-  app.post<{ Params: IdParams }>('/v1/runs/:id/resume', { schema: { params: IdParams } }, async (request) => {
+  app.post<{ Params: IdParams }>('/v1/runs/:id/resume', { schema: { params: IdParams }, config: access(TokenScope.operate) }, async (request) => {
     return runView(await kiln.resumeRun(request.params.id));
   });
 };

@@ -1,11 +1,14 @@
 /**
- * `GET /v1/verify`: the invariant audit of `kiln verify` over HTTP. It answers within the request
+ * `GET /v1/verify`: the invariant audit of `kiln verify` over HTTP (an operator's tool: scope
+ * `operate`, since one call may scan the whole store). It answers within the request
  * deadline: the audit gets most of `http.requestTimeoutMs` and, when that runs out, answers what
  * it found so far with `complete: false` (the CLI, which has no deadline, audits a large store to
  * the end).
  */
 import type { FastifyPluginAsync } from 'fastify';
+import { TokenScope } from '../../core/ports/tokens.ts';
 import type { Kiln } from '../../engine/kiln-types.ts';
+import { access } from '../auth.ts';
 import type { VerifyCheck } from '../../engine/verify/verify-types.ts';
 import { VerifyQuery, VerifyReportSchema } from '../schemas/verify.ts';
 import { verifyReportView } from '../views.ts';
@@ -21,7 +24,7 @@ export interface VerifyRoutesOptions {
 
 /** Registers `GET /v1/verify`. */
 export const verifyRoutes: FastifyPluginAsync<VerifyRoutesOptions> = async (app, { kiln, budgetMs, tempGraceMs }) => {
-  app.get<{ Querystring: VerifyQuery }>('/v1/verify', { schema: { querystring: VerifyQuery, response: { 200: VerifyReportSchema } } }, async (request) => {
+  app.get<{ Querystring: VerifyQuery }>('/v1/verify', { schema: { querystring: VerifyQuery, response: { 200: VerifyReportSchema } }, config: access(TokenScope.operate) }, async (request) => {
     const { checks, leaseGraceMs, maxViolations } = request.query;
     const graceMs = request.query.tempGraceMs ?? tempGraceMs;
     const report = await kiln.verify({

@@ -7,7 +7,7 @@
  * `wait` (ms, body field or query parameter) bounds how long a request waits for its render; the
  * request deadline (`http.requestTimeoutMs`) is extended by it, so a documented wait is never a 503.
  */
-import { extendRequestDeadline, idempotencyKeyOf, ifNoneMatch, parseQueryInteger, ValidationError, type PipelineReply, type PipelineRequest, type PipelineRoutes, type Run } from '../../index.ts';
+import { access, TokenScope, extendRequestDeadline, idempotencyKeyOf, ifNoneMatch, parseQueryInteger, ValidationError, type PipelineReply, type PipelineRequest, type PipelineRoutes, type Run } from '../../index.ts';
 import { QR_PIPELINE } from './pipeline.ts';
 import { createQrService, QR_WAIT_DEFAULT_MS, QR_WAIT_MAX_MS, type QrAnswer } from './qr-service.ts';
 
@@ -56,26 +56,26 @@ export const qrRoutes: PipelineRoutes = {
   plugin: async (app, { kiln }) => {
     const qr = createQrService(kiln);
 
-    app.post('/v1/qr', async (request, reply) => {
+    app.post('/v1/qr', { config: access(TokenScope.submit) }, async (request, reply) => {
       const { raw, waitMs } = takeWait(request.body, request.query as Record<string, unknown>);
       extendRequestDeadline(request, waitMs);
       const key = idempotencyKeyOf(request.headers);
       return send(request, reply, await qr.request({ raw, source: 'json', waitMs, traceparent: request.traceparent, ...(key === undefined ? {} : { idempotencyKey: key }) }));
     });
 
-    app.get('/v1/qr', async (request, reply) => {
+    app.get('/v1/qr', { config: access(TokenScope.submit) }, async (request, reply) => {
       const { raw, waitMs } = takeWait(request.query, {});
       extendRequestDeadline(request, waitMs);
       return send(request, reply, await qr.request({ raw, source: 'query', waitMs, traceparent: request.traceparent }));
     });
 
-    app.get<{ Params: { hash: string } }>('/v1/qr/:hash', async (request, reply) => {
+    app.get<{ Params: { hash: string } }>('/v1/qr/:hash', { config: access(TokenScope.read) }, async (request, reply) => {
       const hash = request.params.hash.toLowerCase();
       if (!HASH.test(hash)) throw new ValidationError('hash must be 64 hexadecimal characters (a content hash)');
       return send(request, reply, await qr.byHash(hash, request.traceparent));
     });
 
-    app.get<{ Params: { id: string } }>('/v1/requests/:id', async (request) => {
+    app.get<{ Params: { id: string } }>('/v1/requests/:id', { config: access(TokenScope.read) }, async (request) => {
       const { run, hash } = await qr.requestRun(request.params.id);
       const { result_url: resultUrl, ...status } = pendingBody(hash, run);
       return { ...status, ...(run.status === 'succeeded' ? { result_url: resultUrl } : {}), ...(run.error ? { error: run.error } : {}) };

@@ -10,7 +10,7 @@
  */
 import type { Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
-import { acceptsMediaType, ifNoneMatch, isMultipartForm, mediaTypePattern, mediaTypeOf, multipartFile, PipelineError, uploadTooLarge, type PipelineReply, type PipelineRoutes } from '../../index.ts';
+import { access, TokenScope, acceptsMediaType, ifNoneMatch, isMultipartForm, mediaTypePattern, mediaTypeOf, multipartFile, PipelineError, uploadTooLarge, type PipelineReply, type PipelineRoutes } from '../../index.ts';
 import { createAssetService, LISTED_VERSIONS, MAX_LISTED_VERSIONS, type StartedVersion } from './asset-service.ts';
 import { THUMBNAILS_PIPELINE } from './pipeline.ts';
 
@@ -52,7 +52,7 @@ export const assetRoutes: PipelineRoutes = {
     // Raw bodies reach the handler as the request stream: nothing is buffered in memory.
     app.addContentTypeParser(mediaTypePattern(RAW_TYPES), (_request, payload, done) => done(null, payload));
 
-    app.put<{ Params: { id: string } }>('/v1/assets/:id', async (request, reply) => {
+    app.put<{ Params: { id: string } }>('/v1/assets/:id', { config: access(TokenScope.submit) }, async (request, reply) => {
       const type = mediaTypeOf(request.headers['content-type']);
       const length = Number(request.headers['content-length'] ?? Number.NaN);
       if (Number.isFinite(length) && length > limit) throw uploadTooLarge(limit);
@@ -64,11 +64,11 @@ export const assetRoutes: PipelineRoutes = {
       return accepted(reply, await assets.upload(request.params.id, request.body as Readable, declaredOf(type), undefined, request.traceparent));
     });
 
-    app.get<{ Params: { id: string }; Querystring: AssetVersionsQuery }>('/v1/assets/:id', { schema: { querystring: AssetVersionsQuery } }, async (request) =>
+    app.get<{ Params: { id: string }; Querystring: AssetVersionsQuery }>('/v1/assets/:id', { schema: { querystring: AssetVersionsQuery }, config: access(TokenScope.read) }, async (request) =>
       assets.describe(request.params.id, request.query),
     );
 
-    app.get<{ Params: { id: string; profile: string } }>('/v1/assets/:id/:profile', async (request, reply) => {
+    app.get<{ Params: { id: string; profile: string } }>('/v1/assets/:id/:profile', { config: access(TokenScope.read) }, async (request, reply) => {
       const { publication, open } = await assets.published(request.params.id, request.params.profile);
       const etag = `"${publication.artifactRef.slice('sha256:'.length)}"`;
       // The same URL serves a newer version later: cache, but revalidate (the ETag makes that cheap).
@@ -79,7 +79,7 @@ export const assetRoutes: PipelineRoutes = {
       return reply.status(200).type(sniffImageType(head)).header('content-length', size).send(body);
     });
 
-    app.delete<{ Params: { id: string } }>('/v1/assets/:id', async (request) => ({ asset_id: request.params.id, deleted: await assets.remove(request.params.id) }));
+    app.delete<{ Params: { id: string } }>('/v1/assets/:id', { config: access(TokenScope.submit) }, async (request) => ({ asset_id: request.params.id, deleted: await assets.remove(request.params.id) }));
   },
 };
 

@@ -14,6 +14,7 @@ import type { JobSpec, LeaseRef } from '../../core/ports/jobs.ts';
 import type { Lock } from '../../core/ports/locks.ts';
 import type { Publication } from '../../core/ports/publications.ts';
 import type { RequestRecord } from '../../core/ports/requests.ts';
+import type { ApiToken } from '../../core/ports/tokens.ts';
 import { createWakeListeners } from '../shared/wake-listeners.ts';
 import { newJob } from './rows.ts';
 
@@ -75,6 +76,10 @@ export class MemoryState {
   readonly locks = new Map<string, StoredLock>();
   /** `<scope>\0<key>` -> the last value `versions.allocate` handed out. */
   readonly versionCounters = new Map<string, number>();
+  /** Token id -> the token with the hash of its secret; never deleted. */
+  readonly apiTokens = new Map<string, ApiToken & { secretHash: string }>();
+  /** Secret hash -> token id (the SQL stores' unique index): a token is found by its hash, never by comparing hashes. */
+  readonly apiTokenIds = new Map<string, string>();
   /** Queues ever paused or resumed by an operator, with their current flag. */
   readonly queuePaused = new Map<string, boolean>();
   /** Queues to wake once the current operation has finished. */

@@ -19,6 +19,7 @@ import { createPublicationsPort } from './publications.ts';
 import { createReadsPort } from './reads.ts';
 import { createRequestsPort } from './requests.ts';
 import { createStatsPort } from './stats.ts';
+import { createTokensPort } from './tokens.ts';
 import { createVersionsPort } from './versions.ts';
 
 const CAPABILITIES: StoreCapabilities = Object.freeze({
@@ -57,6 +58,7 @@ export function buildMemoryStoreOn(ctx: MemoryContext): Store {
     audit: createAuditPort(ctx),
     locks: createLocksPort(ctx),
     stats: createStatsPort(ctx),
+    tokens: createTokensPort(ctx),
     migrate: ctx.atomic(() => applyMigrations(state)),
     schemaVersion: ctx.atomic(() => readSchemaVersionInfo(state)),
     now: ctx.atomic(() => state.clock.now()),

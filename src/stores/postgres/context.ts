@@ -22,6 +22,7 @@ import * as publicationsSql from './sql/publications.ts';
 import * as readsSql from './sql/reads.ts';
 import * as requestsSql from './sql/requests.ts';
 import * as statsSql from './sql/stats.ts';
+import * as tokensSql from './sql/tokens.ts';
 import * as versionsSql from './sql/versions.ts';
 
 /** Builds the statements of a store whose tables live in `schema` (already validated), by sub-port. */
@@ -40,6 +41,7 @@ export function buildStatements(schema: string) {
     audit: buildAll(auditSql, s),
     locks: buildAll(locksSql, s),
     stats: buildAll(statsSql, s),
+    tokens: buildAll(tokensSql, s),
   };
 }
 

@@ -305,6 +305,23 @@ CREATE FUNCTION kiln.submit_runs(p_requests json, p_now bigint, p_channel text) 
     AS $$-- sha256:12f96c28b47a1968148bdbff003982f0a87cdbecf01087e801eba57b261ebc53$$;
 
 --
+-- Name: api_tokens; Type: TABLE; Schema: kiln; Owner: -
+--
+
+CREATE TABLE kiln.api_tokens (
+    id text NOT NULL COLLATE pg_catalog."C",
+    tenant text NOT NULL,
+    name text,
+    scopes text NOT NULL,
+    secret_hash text NOT NULL COLLATE pg_catalog."C",
+    last4 text NOT NULL,
+    created_at bigint NOT NULL,
+    expires_at bigint,
+    revoked_at bigint,
+    CONSTRAINT api_tokens_scopes_check CHECK ((scopes <> ''::text))
+);
+
+--
 -- Name: failed_attempts; Type: TABLE; Schema: kiln; Owner: -
 --
 
@@ -476,6 +493,20 @@ CREATE TABLE kiln.version_counters (
     updated_at bigint NOT NULL,
     CONSTRAINT version_counters_value_check CHECK ((value >= 1))
 );
+
+--
+-- Name: api_tokens api_tokens_pkey; Type: CONSTRAINT; Schema: kiln; Owner: -
+--
+
+ALTER TABLE ONLY kiln.api_tokens
+    ADD CONSTRAINT api_tokens_pkey PRIMARY KEY (id);
+
+--
+-- Name: api_tokens api_tokens_secret_hash_key; Type: CONSTRAINT; Schema: kiln; Owner: -
+--
+
+ALTER TABLE ONLY kiln.api_tokens
+    ADD CONSTRAINT api_tokens_secret_hash_key UNIQUE (secret_hash);
 
 --
 -- Name: cache_entries cache_entries_pkey; Type: CONSTRAINT; Schema: kiln; Owner: -

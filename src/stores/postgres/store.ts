@@ -21,6 +21,7 @@ import { createPublicationsPort } from './publications.ts';
 import { createReadsPort } from './reads.ts';
 import { createRequestsPort } from './requests.ts';
 import { createStatsPort } from './stats.ts';
+import { createTokensPort } from './tokens.ts';
 import { createVersionsPort } from './versions.ts';
 import type { WakeHub } from './wake-hub.ts';
 
@@ -75,6 +76,7 @@ export function buildPostgresStore(deps: PostgresStoreDeps): PostgresStore {
     audit: createAuditPort(ctx),
     locks: createLocksPort(ctx),
     stats: createStatsPort(ctx),
+    tokens: createTokensPort(ctx),
     migrate: ctx.guard(async () => {
       const result = await applyMigrations(pool, schema, ctx.now());
       ctx.schemaMigrated();

@@ -22,6 +22,7 @@ import { preparePublicationsStatements } from './sql/publications.ts';
 import { prepareReadsStatements } from './sql/reads.ts';
 import { prepareRequestsStatements } from './sql/requests.ts';
 import { prepareStatsStatements } from './sql/stats.ts';
+import { prepareTokensStatements } from './sql/tokens.ts';
 import { prepareVersionsStatements } from './sql/versions.ts';
 
 /**
@@ -43,6 +44,7 @@ function prepareStatements(db: SqliteDatabase) {
     ...prepareAuditStatements(db),
     ...prepareLocksStatements(db),
     ...prepareStatsStatements(db),
+    ...prepareTokensStatements(db),
   };
 }
 

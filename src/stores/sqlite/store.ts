@@ -19,6 +19,7 @@ import { createPublicationsPort } from './publications.ts';
 import { createReadsPort } from './reads.ts';
 import { createRequestsPort } from './requests.ts';
 import { createStatsPort } from './stats.ts';
+import { createTokensPort } from './tokens.ts';
 import { createVersionsPort } from './versions.ts';
 
 const CAPABILITIES: StoreCapabilities = Object.freeze({
@@ -51,6 +52,7 @@ export function buildSqliteStore(deps: SqliteStoreDeps): Store {
     audit: createAuditPort(ctx),
     locks: createLocksPort(ctx),
     stats: createStatsPort(ctx),
+    tokens: createTokensPort(ctx),
     // Migrations open their own transaction; the version read must work before any migration.
     migrate: ctx.outside(() => applyMigrations(ctx.db, ctx.clock.now())),
     schemaVersion: ctx.outside(() => readSchemaVersionInfo(ctx.db)),

@@ -46,7 +46,7 @@
 --   P..'lock:'..key           hash   owner, token, fence, acquiredAt, expiresAt         [locks]
 --   P..'wake'                 pub/sub channel: JSON [origin, [queue, ...]], a hint (wake-hub.ts) [jobs]
 --   P..'locks'                zset   lock keys, score expiresAt                         [locks]
--- A sub-port's other keys start with its own name (cache:, request:, version:, artifactref:,
+-- A sub-port's other keys start with its own name (cache:, request:, version:, token:, tokens, artifactref:,
 -- activity:, ...) and are listed in its lib-<sub-port>.lua or script headers.
 
 local P = KEYS[1]
