@@ -4,8 +4,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+import { freePort } from '../../test/support/free-port.ts';
 
 /** The binary the benchmark looks for. */
 export const REDIS_SERVER_BIN = '/usr/bin/redis-server';
@@ -28,18 +29,6 @@ export function findRedisServer(): string | undefined {
   return undefined;
 }
 
-/** Asks the OS for a free port. Racy in theory, but the port is used immediately. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** One PING over a raw socket; true on +PONG. */
 function ping(port: number): Promise<boolean> {

@@ -3,8 +3,8 @@
  * run short ones to completion, find free ports, poll for conditions.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../support/free-port.ts';
 
 /** Absolute path of bin/kiln.js. */
 export const KILN_BIN = fileURLToPath(new URL('../../bin/kiln.js', import.meta.url));
@@ -69,18 +69,6 @@ export function runKiln(args: readonly string[], cwd: string, env: NodeJS.Proces
   });
 }
 
-/** A TCP port free on 127.0.0.1 right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Polls `probe` every `intervalMs` until it returns a value other than undefined; fails after `timeoutMs`. */
 export async function waitUntil<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, intervalMs = 50): Promise<T> {
@@ -110,3 +98,5 @@ export async function exitWithin(p: KilnProcess, what: string, timeoutMs: number
     clearTimeout(timer);
   }
 }
+
+export { freePort };

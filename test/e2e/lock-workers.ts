@@ -150,13 +150,18 @@ export async function fiftyRunsNeverOverlap(ws: LockWorkspace, t: LockTest): Pro
   for (const w of workers.values()) assert.deepEqual(await w.exited, { code: 0, signal: null }, output());
 }
 
+/** How long a stage holds the lock once the survivor runs it (see {@link killedOwnerLosesLock}). */
+const SURVIVOR_STAGE_MS = 3_000;
+
 /** The lock owner SIGKILLed mid-stage: the other worker takes the lock after its TTL, with a higher fence. */
 export async function killedOwnerLosesLock(ws: LockWorkspace, t: LockTest): Promise<void> {
   const workers = await startWorkers(ws);
   const output = (): string => [...workers].map(([id, w]) => `--- ${id} ---\n${w.output()}`).join('\n');
   const kiln = submitter(ws);
   const key = 'render:crash';
-  const { run: long } = await kiln.submit(PIPELINE, { assetId: 'crash', sleepMs: 20, firstSleepMs: 120_000 });
+  // After the crash each stage holds the lock for SURVIVOR_STAGE_MS: long enough that the checks
+  // below (the dead owner's late renew and release) run while the survivor still holds it.
+  const { run: long } = await kiln.submit(PIPELINE, { assetId: 'crash', sleepMs: SURVIVOR_STAGE_MS, firstSleepMs: 120_000 });
   // The stage is known to be running (and to hold the lock) once its marker is written.
   const marker = await waitUntil('the first stage to start', async () => (await readLines(ws.dir, 'markers.jsonl'))[0], 20_000).catch((err: unknown) =>
     assert.fail(`${String(err)}\n${output()}`),
@@ -167,7 +172,7 @@ export async function killedOwnerLosesLock(ws: LockWorkspace, t: LockTest): Prom
   const held = await ws.store.locks.get(key);
   assert.deepEqual([held?.owner, held?.fence], [marker.worker, marker.fence], 'the running stage holds the lock and was handed its fence');
   const token = (await ws.store.reads.getJob((await kiln.listJobs({ runId: long.id }))[0]?.id ?? ''))?.leaseToken ?? '';
-  const { run: short } = await kiln.submit(PIPELINE, { assetId: 'crash', sleepMs: 20 });
+  const { run: short } = await kiln.submit(PIPELINE, { assetId: 'crash', sleepMs: SURVIVOR_STAGE_MS });
 
   victim.child.kill('SIGKILL');
   assert.equal((await victim.exited).signal, 'SIGKILL');

@@ -11,10 +11,10 @@
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './free-port.ts';
 
 const run = promisify(execFile);
 
@@ -61,17 +61,6 @@ export function postgresSkipReason(): PostgresSkipReason {
   return reason;
 }
 
-/** A TCP port nobody listens on right now (the OS picks it). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** uid and gid of the `postgres` user, when this process is root and must switch to it. */
 function postgresUser(): { uid: number; gid: number } | undefined {

@@ -8,9 +8,10 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.ts';
 
 /** A running Redis the caller may use. */
 export interface RedisServer {
@@ -39,16 +40,6 @@ export function redisSkipReason(): RedisSkipReason {
   return reason;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** Resolves once `PING` on `port` answers `PONG`; rejects after `timeoutMs`. */
 async function waitForPong(port: number, timeoutMs: number): Promise<void> {

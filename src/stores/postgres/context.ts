@@ -4,6 +4,7 @@
  * public method goes through (refused after `close()` and before the schema is current, errors
  * passed through `mapError`, so no driver error escapes).
  */
+import { createStoreLifecycle, type StoreLifecycle } from '../shared/store-lifecycle.ts';
 import type pg from 'pg';
 import type { Clock } from '../../core/clock.ts';
 import { SchemaVersionError, StoreUnavailableError } from '../../core/errors.ts';
@@ -48,11 +49,8 @@ export function buildStatements(schema: string) {
 /** The statements of one store. */
 export type Statements = ReturnType<typeof buildStatements>;
 
-/** A method of a port: arguments in, a promise out. */
-type Method<Args extends unknown[], Result> = (...args: Args) => Promise<Result>;
-
 /** Shared state of one store instance. */
-export interface PgContext {
+export interface PgContext extends StoreLifecycle {
   readonly pool: pg.Pool;
   /** The validated schema name. */
   readonly schema: string;
@@ -67,18 +65,6 @@ export interface PgContext {
   now(): number | null;
   /** Wakes this process's listeners for queues that got ready jobs; call after the commit. */
   wake(queues: Iterable<string>): void;
-  /**
-   * Wraps one public method: `StoreUnavailableError` after `close()`, `SchemaVersionError` until
-   * the schema is current (unless `needsSchema` is false: migrate, schemaVersion, now), and
-   * whatever it throws passed through `mapError`.
-   */
-  guard<Args extends unknown[], Result>(body: Method<Args, Result>, needsSchema?: boolean): Method<Args, Result>;
-  /** A sub-port: every method of `methods` wrapped by {@link PgContext.guard}. */
-  port<Port extends object>(methods: Port): Port;
-  /** Records that `migrate()` brought the schema up to date: calls stop checking it. */
-  schemaMigrated(): void;
-  /** Marks the store closed (every later call is refused); false when it already was. */
-  markClosed(): boolean;
 }
 
 /** What {@link createContext} needs; `clock` is the test seam (see `index.ts`), undefined in production. */
@@ -92,52 +78,25 @@ export interface PgContextDeps {
 }
 
 /** The checks every public method goes through, over one store's state (closed, schema current). */
-type Lifecycle = Pick<PgContext, 'guard' | 'schemaMigrated' | 'markClosed'>;
-
-function createLifecycle(pool: pg.Pool, schema: string): Lifecycle {
-  let closed = false;
-  let schemaCurrent = false;
-
-  /** Checked once; until the schema is current every call fails with `SchemaVersionError`. */
-  const requireCurrentSchema = async (): Promise<void> => {
-    if (schemaCurrent) return;
-    const version = await readSchemaVersion(pool, schema);
-    assertKnownVersion(schema, version);
-    if (version < latestSchemaVersion()) {
-      throw new SchemaVersionError(`postgres schema ${schema} is at version ${version}, older than ${latestSchemaVersion()}: call migrate() first`, {
-        details: { schema, version, required: latestSchemaVersion() },
-      });
-    }
-    schemaCurrent = true;
-  };
-
-  return {
-    guard: <Args extends unknown[], Result>(body: Method<Args, Result>, needsSchema = true): Method<Args, Result> => {
-      return async (...args: Args): Promise<Result> => {
-        if (closed) throw new StoreUnavailableError('postgres store is closed');
-        try {
-          if (needsSchema) await requireCurrentSchema();
-          return await body(...args);
-        } catch (err) {
-          throw mapError(err);
-        }
-      };
-    },
-    schemaMigrated: () => {
-      schemaCurrent = true;
-    },
-    markClosed: () => {
-      const wasOpen = !closed;
-      closed = true;
-      return wasOpen;
-    },
-  };
+/** Throws `SchemaVersionError` unless `schema` is at the version this code knows. */
+async function checkSchema(pool: pg.Pool, schema: string): Promise<void> {
+  const version = await readSchemaVersion(pool, schema);
+  assertKnownVersion(schema, version);
+  if (version < latestSchemaVersion()) {
+    throw new SchemaVersionError(`postgres schema ${schema} is at version ${version}, older than ${latestSchemaVersion()}: call migrate() first`, {
+      details: { schema, version, required: latestSchemaVersion() },
+    });
+  }
 }
 
 /** Builds the context of one store instance. */
 export function createContext(deps: PgContextDeps): PgContext {
   const { clock } = deps;
-  const lifecycle = createLifecycle(deps.pool, deps.schema);
+  const lifecycle = createStoreLifecycle({
+    checkSchema: () => checkSchema(deps.pool, deps.schema),
+    mapError,
+    closedError: () => new StoreUnavailableError('postgres store is closed'),
+  });
   return {
     pool: deps.pool,
     schema: deps.schema,
@@ -147,8 +106,6 @@ export function createContext(deps: PgContextDeps): PgContext {
     now: clock === undefined ? () => null : () => clock.now(),
     wake: deps.deliverWakes,
     ...lifecycle,
-    port: <Port extends object>(methods: Port): Port =>
-      Object.fromEntries(Object.entries(methods).map(([name, method]) => [name, lifecycle.guard(method as Method<unknown[], unknown>)])) as Port,
   };
 }
 

@@ -3,6 +3,7 @@
  * store passes what it throws through {@link mapError}, so no driver error escapes the store.
  */
 import { StoreUnavailableError, PipelineError, SchemaVersionError } from '../../core/errors.ts';
+import { NETWORK_ERROR_CODES } from '../shared/network-errors.ts';
 
 /**
  * SQLSTATEs after which the same call may succeed later: the server is going away or not yet
@@ -23,19 +24,6 @@ const RETRYABLE_SQLSTATES: ReadonlySet<string> = new Set([
 
 /** SQLSTATE classes that mean the same: connection exceptions, insufficient resources. */
 const RETRYABLE_CLASSES: ReadonlySet<string> = new Set(['08', '53']);
-
-/** Node socket errors of a connection that failed or broke. */
-const NETWORK_CODES: ReadonlySet<string> = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
 
 /**
  * Messages `pg` and `pg-pool` throw without a code when a connection ends, cannot be made in
@@ -65,7 +53,7 @@ function codeOf(err: unknown): string | undefined {
 /** True for an error of a broken or unobtainable connection (as opposed to a failed statement). */
 export function isConnectionError(err: unknown): boolean {
   const code = codeOf(err);
-  if (code !== undefined && (NETWORK_CODES.has(code) || RETRYABLE_CLASSES.has(code.slice(0, 2)) || code.startsWith('57P'))) {
+  if (code !== undefined && (NETWORK_ERROR_CODES.has(code) || RETRYABLE_CLASSES.has(code.slice(0, 2)) || code.startsWith('57P'))) {
     return true;
   }
   const message = err instanceof Error ? err.message : '';

@@ -8,6 +8,7 @@
  * with every `routines/lib-*.lua` in front of it, and called with ONE key (the prefix) and
  * ARGV[1] = the time argument; see lib-keys.lua for the layout and conventions.
  */
+import { createStoreLifecycle, type StoreLifecycle } from '../shared/store-lifecycle.ts';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import type { Clock } from '../../core/clock.ts';
@@ -35,9 +36,6 @@ function loadRoutines(): ReadonlyMap<string, string> {
 
 let routineSources: ReadonlyMap<string, string> | undefined;
 
-/** A method of a port: arguments in, a promise out. */
-type Method<Args extends unknown[], Result> = (...args: Args) => Promise<Result>;
-
 /** One argument of a script (ARGV[2] on): text, or a number written as decimal text. */
 export type ScriptArg = string | number;
 
@@ -45,7 +43,7 @@ export type ScriptArg = string | number;
 type ScriptAnswer<T> = { ok: T } | { err: ScriptFailure };
 
 /** Shared state of one store instance. */
-export interface RedisContext {
+export interface RedisContext extends StoreLifecycle {
   /** The command connection. */
   readonly redis: Redis;
   /** KEYS[1] of every script: `<name>:{<name>}:`-style prefix, ending in `:`. */
@@ -71,18 +69,6 @@ export interface RedisContext {
   wakeLocal(queues: readonly string[]): void;
   /** The origin a script's published wake carries (an ARGV of those scripts), so this process skips its own. */
   readonly wakeOrigin: string;
-  /**
-   * Wraps one public method: `StoreUnavailableError` after `close()`, `SchemaVersionError` until
-   * the schema is current (unless `needsSchema` is false: migrate, schemaVersion, now), and
-   * whatever it throws passed through `mapError`.
-   */
-  guard<Args extends unknown[], Result>(body: Method<Args, Result>, needsSchema?: boolean): Method<Args, Result>;
-  /** A sub-port: every method of `methods` wrapped by {@link RedisContext.guard}. */
-  port<Port extends object>(methods: Port): Port;
-  /** Records that `migrate()` brought the schema up to date: calls stop checking it. */
-  schemaMigrated(): void;
-  /** Marks the store closed (every later call is refused); false when it already was. */
-  markClosed(): boolean;
 }
 
 /** What {@link createContext} needs; `clock` is the test seam (see `index.ts`), undefined in production. */
@@ -101,8 +87,6 @@ export function createContext(deps: RedisContextDeps): RedisContext {
   const { redis, prefix, clock } = deps;
   routineSources ??= loadRoutines();
   const defined = new Set<string>();
-  let closed = false;
-  let schemaCurrent = false;
 
   const commandOf = (name: string): string => {
     const command = `kiln_${name.replace(/[^A-Za-z0-9]/g, '_')}`;
@@ -125,33 +109,23 @@ export function createContext(deps: RedisContextDeps): RedisContext {
     return run.call(redis, prefix, nowArg(), ...args);
   };
 
-  const requireCurrentSchema = async (): Promise<void> => {
-    if (schemaCurrent) return;
-    const version = await readSchemaVersion(redis, prefix);
-    if (version > latestSchemaVersion()) {
-      throw new SchemaVersionError(`redis store ${prefix} is at version ${version}, newer than this code's ${latestSchemaVersion()}`, {
-        details: { prefix, version, latest: latestSchemaVersion() },
-      });
-    }
-    if (version < latestSchemaVersion()) {
-      throw new SchemaVersionError(`redis store ${prefix} is at version ${version}, older than ${latestSchemaVersion()}: call migrate() first`, {
-        details: { prefix, version, required: latestSchemaVersion() },
-      });
-    }
-    schemaCurrent = true;
-  };
-
-  const guard = <Args extends unknown[], Result>(body: Method<Args, Result>, needsSchema = true): Method<Args, Result> => {
-    return async (...args: Args): Promise<Result> => {
-      if (closed) throw closedStoreError();
-      try {
-        if (needsSchema) await requireCurrentSchema();
-        return await body(...args);
-      } catch (err) {
-        throw mapError(err);
+  const lifecycle = createStoreLifecycle({
+    async checkSchema() {
+      const version = await readSchemaVersion(redis, prefix);
+      if (version > latestSchemaVersion()) {
+        throw new SchemaVersionError(`redis store ${prefix} is at version ${version}, newer than this code's ${latestSchemaVersion()}`, {
+          details: { prefix, version, latest: latestSchemaVersion() },
+        });
       }
-    };
-  };
+      if (version < latestSchemaVersion()) {
+        throw new SchemaVersionError(`redis store ${prefix} is at version ${version}, older than ${latestSchemaVersion()}: call migrate() first`, {
+          details: { prefix, version, required: latestSchemaVersion() },
+        });
+      }
+    },
+    mapError,
+    closedError: closedStoreError,
+  });
 
   return {
     redis,
@@ -172,16 +146,6 @@ export function createContext(deps: RedisContextDeps): RedisContext {
     wake: deps.deliverWakes,
     wakeLocal: deps.deliverLocalWakes,
     wakeOrigin: deps.wakeOrigin,
-    guard,
-    port: <Port extends object>(methods: Port): Port =>
-      Object.fromEntries(Object.entries(methods).map(([name, method]) => [name, guard(method as Method<unknown[], unknown>)])) as Port,
-    schemaMigrated: () => {
-      schemaCurrent = true;
-    },
-    markClosed: () => {
-      const wasOpen = !closed;
-      closed = true;
-      return wasOpen;
-    },
+    ...lifecycle,
   };
 }

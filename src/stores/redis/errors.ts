@@ -12,19 +12,7 @@ import {
   UnprocessableError,
   ValidationError,
 } from '../../core/errors.ts';
-
-/** Node socket errors of a connection that failed or broke. */
-const NETWORK_CODES: ReadonlySet<string> = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
+import { NETWORK_ERROR_CODES } from '../shared/network-errors.ts';
 
 /**
  * Server replies after which the same call may succeed later: loading the dataset after a
@@ -54,7 +42,7 @@ function codeOf(err: unknown): string | undefined {
 /** True for an error of a broken or unobtainable connection (as opposed to a failed command). */
 export function isConnectionError(err: unknown): boolean {
   const code = codeOf(err);
-  if (code !== undefined && NETWORK_CODES.has(code)) return true;
+  if (code !== undefined && NETWORK_ERROR_CODES.has(code)) return true;
   const message = err instanceof Error ? err.message : '';
   return err instanceof Error && (err.name === 'MaxRetriesPerRequestError' || CONNECTION_MESSAGES.some((p) => p.test(message)));
 }
