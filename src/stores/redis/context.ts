@@ -12,7 +12,7 @@ import { createStoreLifecycle, type StoreLifecycle } from '../shared/store-lifec
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import type { Clock } from '../../core/clock.ts';
-import { SchemaVersionError } from '../../core/errors.ts';
+import { SchemaVersionError, StoreUnavailableError } from '../../core/errors.ts';
 import type { IdGenerator } from '../../core/ids.ts';
 import { closedStoreError, mapError, scriptError, type ScriptFailure } from './errors.ts';
 import { latestSchemaVersion, readSchemaVersion } from './migrate.ts';
@@ -101,8 +101,18 @@ export function createContext(deps: RedisContextDeps): RedisContext {
 
   const nowArg = clock === undefined ? () => '' : () => String(clock.now());
 
+  // Once the connection has been up, a script sent while it is down fails at once (retryable)
+  // instead of waiting in ioredis's offline queue for its reconnect attempts (about 750 ms a call
+  // while redis-server is away): callers retry transient errors themselves. Before the first
+  // connection, calls wait for it as usual (a process starting next to its Redis).
+  let everReady = redis.status === 'ready';
+  if (!everReady) redis.once('ready', () => (everReady = true));
+
   /** Runs a script with the prefix and the time argument in front of `args`; its raw reply. */
   const runScript = <T>(name: string, args: readonly ScriptArg[] = []): Promise<T> => {
+    if (everReady && redis.status !== 'ready') {
+      return Promise.reject(new StoreUnavailableError(`redis unavailable: the connection is ${redis.status}`));
+    }
     const command = commandOf(name);
     const run = (redis as unknown as Record<string, (...a: ScriptArg[]) => Promise<T>>)[command];
     if (run === undefined) throw new Error(`redis store: command ${command} was not defined`);
