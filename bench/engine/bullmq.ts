@@ -2,7 +2,7 @@
  * Child process: the same 5-stage no-op chain on BullMQ. Five queues, one Worker per queue
  * (concurrency = flag); each processor adds the next stage's job before returning, as BullMQ
  * users chain stages. Heads are added one by one (`add`) or in `addBulk` chunks (`--submit`).
- * Starts and stops its own private redis-server. Prints one result line.
+ * Starts and stops its own private redis-server (test/support/redis-server.ts, persistence off). Prints one result line.
  * Usage: node --import tsx bench/engine/bullmq.ts --runs N --concurrency C [--submit single|bulk]
  */
 import { performance } from 'node:perf_hooks';
@@ -11,7 +11,7 @@ import { buildChain, waitForChains, type ChainProbe } from './bullmq-chain.ts';
 import { parseEngineArgs, type EngineArgs } from './engine-args.ts';
 import { emitResult, summarize, type EngineResult } from './engine-result.ts';
 import { STAGE_COUNT, warmupRunsFor } from './kiln-bench.ts';
-import { findRedisServer, startRedisServer, type RedisServer } from './redis-server.ts';
+import { startRedis, type RedisServer } from '../../test/support/redis-server.ts';
 import { readProcessRssBytes, startRssSampler } from './rss-sampler.ts';
 import { submitHeads, type SubmitMode } from './submit-heads.ts';
 
@@ -27,9 +27,10 @@ async function submitAll(first: Queue, mode: SubmitMode, count: number, offset: 
 
 async function measure(redis: RedisServer, { runs, concurrency, submit }: EngineArgs): Promise<EngineResult> {
   const rss = startRssSampler(50);
-  const redisRss = startRssSampler(50, () => readProcessRssBytes(redis.pid));
+  const pid = redis.pid;
+  const redisRss = startRssSampler(50, () => (pid === undefined ? 0 : readProcessRssBytes(pid)));
   const probe: ChainProbe = { recording: false, handlerStartMs: new Map(), stageLatencyMs: [], completed: 0, failed: 0 };
-  const connection: ConnectionOptions = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null };
+  const connection: ConnectionOptions = { host: '127.0.0.1', port: Number(new URL(redis.url).port), maxRetriesPerRequest: null };
   const { queues, workers } = buildChain(connection, concurrency, probe);
   const first = queues[0];
   if (!first) throw new Error('no first queue');
@@ -71,17 +72,8 @@ async function measure(redis: RedisServer, { runs, concurrency, submit }: Engine
 }
 
 const args = parseEngineArgs(process.argv.slice(2));
-const binary = findRedisServer();
-if (!binary) throw new Error('redis-server not found');
-const redis = await startRedisServer(binary);
-// Whatever happens (throw, signal from the suite's timeout), the private redis must not outlive us.
-process.once('exit', () => {
-  try {
-    process.kill(redis.pid, 'SIGKILL');
-  } catch {
-    // Already gone.
-  }
-});
+// Persistence off: BullMQ gets redis's fastest setting. startRedis kills the server when this process exits.
+const redis = await startRedis({ serverArgs: ['--appendonly', 'no'] });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void redis.stop().finally(() => process.kill(process.pid, signal)));
 }

@@ -8,7 +8,7 @@ import type { EngineArgs } from './engine-args.ts';
 import type { EngineResult } from './engine-result.ts';
 import type { SubmitMode } from './submit-heads.ts';
 import { describeMachine, type MachineInfo } from './machine-info.ts';
-import { findRedisServer } from './redis-server.ts';
+import { hasRedisServer } from '../../test/support/redis-server.ts';
 import { runResultChild } from './result-child.ts';
 import { formatTextTable } from './text-table.ts';
 
@@ -100,7 +100,7 @@ export async function runEngineSuite(args: EngineArgs): Promise<{ report: Engine
   console.log(`engine: ${args.runs} runs x 5 no-op stages, concurrency ${args.concurrency} per stage, systems: ${systems.join(', ')}`);
   console.log(`submit: ${args.submit}`);
   for (const system of systems) {
-    if (system === 'bullmq' && !findRedisServer()) {
+    if (system === 'bullmq' && !hasRedisServer()) {
       console.log('bullmq: skipped (redis-server not found)');
       results.push({ system, skipped: 'redis-server not found' });
       continue;

@@ -17,6 +17,8 @@ import { freePort } from './free-port.ts';
 export interface RedisServer {
   /** `redis://127.0.0.1:<port>`. */
   url: string;
+  /** The private server's process id (absent for `KILN_REDIS_URL`), e.g. to sample its memory. */
+  pid?: number;
   /** Stops the server and removes its files (a no-op for `KILN_REDIS_URL`). */
   stop(): Promise<void>;
 }
@@ -26,14 +28,15 @@ export type RedisSkipReason = string | undefined;
 
 const BINARY = 'redis-server';
 
-function hasBinary(): boolean {
+/** True when Debian's `redis-server` (or one on PATH) can be started here. */
+export function hasRedisServer(): boolean {
   return spawnSync(BINARY, ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
 /** Why Redis tests cannot run here, or `undefined` when they can. Throws in CI. */
 export function redisSkipReason(): RedisSkipReason {
   if (process.env.KILN_REDIS_URL) return undefined;
-  if (hasBinary()) return undefined;
+  if (hasRedisServer()) return undefined;
   const reason = 'Redis tests skipped: KILN_REDIS_URL is not set and redis-server is not installed (apt-get install redis-server)';
   if (process.env.CI === 'true') throw new Error(`Redis is required in CI: ${reason}`);
   console.log(`# ${reason}`);
@@ -142,6 +145,7 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
   let stopped = false;
   return {
     url: `redis://127.0.0.1:${server.port}`,
+    ...(server.child?.pid === undefined ? {} : { pid: server.child.pid }),
     async stop() {
       if (stopped) return;
       stopped = true;
