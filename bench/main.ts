@@ -1,10 +1,10 @@
 /**
  * Benchmark entry point: `npm run bench -- <suite> [flags]`.
- *   engine   5-stage no-op pipeline: kiln (memory, SQLite) vs BullMQ (private redis-server).
+ *   engine   5-stage no-op pipeline: kiln (memory, SQLite) vs BullMQ (private redis-server) vs plainjob (SQLite).
  *            Flags: --runs N (default 2000), --concurrency C (default 10), --only a,b,
  *            --submit single|bulk (default single: runs submitted one by one, each awaited;
  *            bulk: each system's bulk API, 500 per call, so the measure is processing-bound)
- *            Systems: kiln-memory, kiln-sqlite, bullmq. Writes bench/results/engine-<timestamp>.json.
+ *            Systems: kiln-memory, kiln-sqlite, bullmq, plainjob. Writes bench/results/engine-<timestamp>.json.
  *   engine --store postgres
  *            kiln vs graphile-worker (defaults, batched) vs pg-boss on one PostgreSQL (a private
  *            cluster, or KILN_PG_URL): pre-filled no-op jobs/s and 5-stage chains/s.
@@ -43,7 +43,7 @@ import { parseQrArgs } from './qr/qr-args.ts';
 import { runQrSuite } from './qr/qr-suite.ts';
 
 const USAGE = [
-  'usage: npm run bench -- engine [--runs 2000] [--concurrency 10] [--only kiln-memory,kiln-sqlite,bullmq] [--submit single|bulk]',
+  'usage: npm run bench -- engine [--runs 2000] [--concurrency 10] [--only kiln-memory,kiln-sqlite,bullmq,plainjob] [--submit single|bulk]',
   '       npm run bench -- engine --store postgres [--jobs 5000] [--chains 1000] [--concurrency 10]',
   '                               [--only kiln,kiln-prefetch,graphile-default,graphile-batched,pg-boss] [--scenario noop,chains]',
   '                               [--cpu-prof] [--submit single|bulk]',

@@ -9,7 +9,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
-import { buildChain, waitForChains, type ChainProbe } from '../engine/bullmq-chain.ts';
+import { buildChain } from '../engine/bullmq-chain.ts';
+import { createChainProbe, waitForChains } from '../engine/chain-probe.ts';
 import { emitResultLine } from '../engine/engine-result.ts';
 import { warmupRunsFor } from '../engine/kiln-bench.ts';
 import { BULK_CHUNK_SIZE, submitHeads, type SubmitMode } from '../engine/submit-heads.ts';
@@ -91,7 +92,7 @@ async function addHeads(first: Queue, mode: SubmitMode, count: number, offset: n
 
 /** Warm-up chains, then the timed ones, on the same five workers. */
 async function runChains(args: RedisChildArgs, connection: ConnectionOptions, warmup: number): Promise<RedisBenchResult> {
-  const probe: ChainProbe = { recording: false, handlerStartMs: new Map(), stageLatencyMs: [], completed: 0, failed: 0 };
+  const probe = createChainProbe();
   const { queues, workers } = buildChain(connection, args.concurrency, probe);
   const first = queues[0];
   if (!first) throw new Error('no first queue');

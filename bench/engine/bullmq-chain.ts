@@ -3,22 +3,9 @@
  * one queue and one Worker per stage (concurrency = flag), each processor adding the next
  * stage's job before returning, as BullMQ users chain stages.
  */
-import { performance } from 'node:perf_hooks';
 import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { stageCompleted, stageStarted, type ChainProbe } from './chain-probe.ts';
 import { STAGE_COUNT } from './kiln-bench.ts';
-
-/** A stuck phase fails instead of hanging the suite. */
-export const PHASE_TIMEOUT_MS = 150_000;
-
-/** What the chain's workers record: handler starts, per-stage latency while `recording`, finished chains. */
-export interface ChainProbe {
-  recording: boolean;
-  handlerStartMs: Map<string, number>;
-  stageLatencyMs: number[];
-  completed: number;
-  failed: number;
-  waiter?: { total: number; resolve: () => void };
-}
 
 /** Builds the chain: one queue and one worker per stage; workers record start and completion. */
 export function buildChain(connection: ConnectionOptions, concurrency: number, probe: ChainProbe): { queues: Queue[]; workers: Worker[] } {
@@ -29,40 +16,15 @@ export function buildChain(connection: ConnectionOptions, concurrency: number, p
     const worker = new Worker(
       name,
       async (job: Job) => {
-        probe.handlerStartMs.set(`${name}:${job.id}`, performance.now());
+        stageStarted(probe, `${name}:${job.id}`);
         if (next) await next.add(names[i + 1] ?? '', job.data);
         return null;
       },
       { connection, concurrency },
     );
-    worker.on('completed', (job) => {
-      const key = `${name}:${job.id}`;
-      const started = probe.handlerStartMs.get(key);
-      probe.handlerStartMs.delete(key);
-      if (probe.recording && started !== undefined) probe.stageLatencyMs.push(performance.now() - started);
-      if (next) return;
-      probe.completed++;
-      if (probe.waiter && probe.completed >= probe.waiter.total) probe.waiter.resolve();
-    });
+    worker.on('completed', (job) => stageCompleted(probe, `${name}:${job.id}`, !next));
     worker.on('failed', () => probe.failed++);
     return worker;
   });
   return { queues, workers };
 }
-
-/** Resolves once `total` chains finished; rejects after {@link PHASE_TIMEOUT_MS}. */
-export function waitForChains(probe: ChainProbe, total: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (probe.completed >= total) return resolve();
-    const timer = setTimeout(() => reject(new Error(`only ${probe.completed}/${total} chains finished after ${PHASE_TIMEOUT_MS} ms (${probe.failed} failed jobs)`)), PHASE_TIMEOUT_MS);
-    probe.waiter = {
-      total,
-      resolve: () => {
-        clearTimeout(timer);
-        probe.waiter = undefined;
-        resolve();
-      },
-    };
-  });
-}
-

@@ -5,64 +5,45 @@
  * Starts and stops its own private redis-server (test/support/redis-server.ts, persistence off). Prints one result line.
  * Usage: node --import tsx bench/engine/bullmq.ts --runs N --concurrency C [--submit single|bulk]
  */
-import { performance } from 'node:perf_hooks';
 import type { ConnectionOptions, Queue } from 'bullmq';
-import { buildChain, waitForChains, type ChainProbe } from './bullmq-chain.ts';
+import { buildChain } from './bullmq-chain.ts';
+import { chainResult, createChainProbe, timeChains } from './chain-probe.ts';
 import { parseEngineArgs, type EngineArgs } from './engine-args.ts';
-import { emitResult, summarize, type EngineResult } from './engine-result.ts';
-import { STAGE_COUNT, warmupRunsFor } from './kiln-bench.ts';
+import { emitResult, type EngineResult } from './engine-result.ts';
 import { startRedis, type RedisServer } from '../../test/support/redis-server.ts';
 import { readProcessRssBytes, startRssSampler } from './rss-sampler.ts';
 import { submitHeads, type SubmitMode } from './submit-heads.ts';
 
-/** Adds `count` chain heads in `mode`; returns the loop's duration in ms. */
-async function submitAll(first: Queue, mode: SubmitMode, count: number, offset: number): Promise<number> {
-  const t0 = performance.now();
+/** Adds `count` chain heads in `mode`. */
+async function submitAll(first: Queue, mode: SubmitMode, count: number, offset: number): Promise<void> {
   await submitHeads(mode, count, offset, {
     one: (n) => first.add('bench-s1', { n }),
     many: (ns) => first.addBulk(ns.map((n) => ({ name: 'bench-s1', data: { n } }))),
   });
-  return performance.now() - t0;
 }
 
 async function measure(redis: RedisServer, { runs, concurrency, submit }: EngineArgs): Promise<EngineResult> {
   const rss = startRssSampler(50);
   const pid = redis.pid;
   const redisRss = startRssSampler(50, () => (pid === undefined ? 0 : readProcessRssBytes(pid)));
-  const probe: ChainProbe = { recording: false, handlerStartMs: new Map(), stageLatencyMs: [], completed: 0, failed: 0 };
+  const probe = createChainProbe();
   const connection: ConnectionOptions = { host: '127.0.0.1', port: Number(new URL(redis.url).port), maxRetriesPerRequest: null };
   const { queues, workers } = buildChain(connection, concurrency, probe);
   const first = queues[0];
   if (!first) throw new Error('no first queue');
   try {
     await Promise.all(workers.map((w) => w.waitUntilReady()));
-    const warmupRuns = warmupRunsFor(runs);
-    await submitAll(first, submit, warmupRuns, 0);
-    await waitForChains(probe, warmupRuns);
-    probe.recording = true;
-    const t0 = performance.now();
-    const submitMs = await submitAll(first, submit, runs, warmupRuns);
-    await waitForChains(probe, warmupRuns + runs);
-    const elapsedMs = performance.now() - t0;
-    probe.recording = false;
+    const timing = await timeChains(probe, runs, submit, (mode, count, offset) => submitAll(first, mode, count, offset));
     if (probe.failed > 0) throw new Error(`${probe.failed} BullMQ jobs failed`);
     return {
-      system: 'bullmq',
-      runs,
-      concurrency,
-      stagesPerRun: STAGE_COUNT,
-      elapsedMs: Math.round(elapsedMs),
-      submitMs: Math.round(submitMs),
-      runsPerSec: Math.round((runs / elapsedMs) * 1000 * 10) / 10,
-      transitionsPerSec: Math.round(((runs * STAGE_COUNT) / elapsedMs) * 1000),
-      stageLatency: summarize(probe.stageLatencyMs),
+      ...chainResult('bullmq', { runs, concurrency }, timing, probe),
       peakRssMb: rss.stop(),
       extra: {
         latencyBasis: "processor start -> worker 'completed' event (same job; includes adding the next job)",
         redisPeakRssMb: redisRss.stop(),
         redisPersistence: 'off (--save "" --appendonly no)',
         jobRetention: 'BullMQ default (completed jobs kept)',
-        warmupRuns,
+        warmupRuns: timing.warmupRuns,
       },
     };
   } finally {

@@ -13,7 +13,7 @@ import { runResultChild } from './result-child.ts';
 import { formatTextTable } from './text-table.ts';
 
 /** Every system the suite knows, in run order. */
-export const ENGINE_SYSTEMS = ['kiln-memory', 'kiln-sqlite', 'bullmq'] as const;
+export const ENGINE_SYSTEMS = ['kiln-memory', 'kiln-sqlite', 'bullmq', 'plainjob'] as const;
 export type EngineSystem = (typeof ENGINE_SYSTEMS)[number];
 
 /** A system that produced no numbers, and why. */
@@ -32,8 +32,8 @@ export interface EngineReport {
   /** How every system submitted the measured runs. */
   submit: SubmitMode;
   results: (EngineResult | SkippedSystem)[];
-  /** runs/s of the kiln system divided by BullMQ's, when both ran. */
-  ratios: { kilnSqliteOverBullmq?: number; kilnMemoryOverBullmq?: number };
+  /** runs/s of the kiln system divided by the peer's, when both ran. */
+  ratios: { kilnSqliteOverBullmq?: number; kilnMemoryOverBullmq?: number; kilnSqliteOverPlainjob?: number };
 }
 
 /** A child that hangs (e.g. a lost wake-up) is killed so the suite still reports the others. */
@@ -66,11 +66,11 @@ function isResult(r: EngineResult | SkippedSystem): r is EngineResult {
   return !('skipped' in r);
 }
 
-function ratio(results: EngineReport['results'], system: EngineSystem): number | undefined {
+function ratio(results: EngineReport['results'], system: EngineSystem, peer: EngineSystem): number | undefined {
   const ok = results.filter(isResult);
   const kiln = ok.find((r) => r.system === system);
-  const bull = ok.find((r) => r.system === 'bullmq');
-  return kiln && bull ? Math.round((kiln.runsPerSec / bull.runsPerSec) * 100) / 100 : undefined;
+  const other = ok.find((r) => r.system === peer);
+  return kiln && other ? Math.round((kiln.runsPerSec / other.runsPerSec) * 100) / 100 : undefined;
 }
 
 /** Renders the comparison table, one row per system. */
@@ -84,11 +84,19 @@ export function formatTable(report: EngineReport): string {
   return formatTextTable(header, rows);
 }
 
+/** Each ratio with the target issue 13 sets for it. */
+const TARGETS: readonly { key: keyof EngineReport['ratios']; label: string; target: number }[] = [
+  { key: 'kilnSqliteOverBullmq', label: 'kiln-sqlite / bullmq', target: 2.5 },
+  { key: 'kilnSqliteOverPlainjob', label: 'kiln-sqlite / plainjob', target: 1.5 },
+  { key: 'kilnMemoryOverBullmq', label: 'kiln-memory / bullmq', target: 5 },
+];
+
 function formatRatios(report: EngineReport): string {
-  const { kilnSqliteOverBullmq: sqlite, kilnMemoryOverBullmq: memory } = report.ratios;
   const lines: string[] = [];
-  if (sqlite !== undefined) lines.push(`kiln-sqlite / bullmq: ${sqlite.toFixed(2)}x runs/s (target >= 2x: ${sqlite >= 2 ? 'met' : 'NOT met'})`);
-  if (memory !== undefined) lines.push(`kiln-memory / bullmq: ${memory.toFixed(2)}x runs/s`);
+  for (const { key, label, target } of TARGETS) {
+    const value = report.ratios[key];
+    if (value !== undefined) lines.push(`${label}: ${value.toFixed(2)}x runs/s (target >= ${target}x: ${value >= target ? 'met' : 'NOT met'})`);
+  }
   return lines.join('\n');
 }
 
@@ -122,12 +130,16 @@ export async function runEngineSuite(args: EngineArgs): Promise<{ report: Engine
     concurrency: args.concurrency,
     submit: args.submit,
     results,
-    ratios: { kilnSqliteOverBullmq: ratio(results, 'kiln-sqlite'), kilnMemoryOverBullmq: ratio(results, 'kiln-memory') },
+    ratios: {
+      kilnSqliteOverBullmq: ratio(results, 'kiln-sqlite', 'bullmq'),
+      kilnMemoryOverBullmq: ratio(results, 'kiln-memory', 'bullmq'),
+      kilnSqliteOverPlainjob: ratio(results, 'kiln-sqlite', 'plainjob'),
+    },
   };
   console.log(`\n${formatTable(report)}\n`);
   const ratios = formatRatios(report);
   if (ratios) console.log(`${ratios}\n`);
-  console.log('p50/p99: per stage job, handler start -> commit finished (kiln: commit resolved; bullmq: worker "completed" event).');
+  console.log('p50/p99: per stage job, handler start -> commit finished (kiln: commit resolved; bullmq: worker "completed" event; plainjob: onCompleted).');
   mkdirSync(RESULTS_DIR, { recursive: true });
   // Colons are not portable in file names, so the ISO timestamp uses '-' there.
   const path = `${RESULTS_DIR}engine-${startedAt.replace(/[:.]/g, '-')}.json`;
