@@ -9,7 +9,7 @@
  *            kiln vs graphile-worker (defaults, batched) vs pg-boss on one PostgreSQL (a private
  *            cluster, or KILN_PG_URL): pre-filled no-op jobs/s and 5-stage chains/s.
  *            Flags: --jobs N (default 5000), --chains N (default 1000), --concurrency C (default 10),
- *            --only kiln,graphile-default,graphile-batched,pg-boss, --scenario noop,chains, --cpu-prof
+ *            --only kiln,graphile-default,graphile-batched,graphile-batched-state,pg-boss, --scenario noop,chains, --cpu-prof
  *            (profile the kiln children, print hotspots), --submit single|bulk (chains heads; the
  *            no-op pre-fill is always bulk and untimed). Writes bench/results/engine-postgres-<timestamp>.json.
  *   engine --store redis
@@ -45,7 +45,7 @@ import { runQrSuite } from './qr/qr-suite.ts';
 const USAGE = [
   'usage: npm run bench -- engine [--runs 2000] [--concurrency 10] [--only kiln-memory,kiln-sqlite,bullmq,plainjob] [--submit single|bulk]',
   '       npm run bench -- engine --store postgres [--jobs 5000] [--chains 1000] [--concurrency 10]',
-  '                               [--only kiln,kiln-prefetch,graphile-default,graphile-batched,pg-boss] [--scenario noop,chains]',
+  '                               [--only kiln,kiln-prefetch,graphile-default,graphile-batched,graphile-batched-state,pg-boss] [--scenario noop,chains]',
   '                               [--cpu-prof] [--submit single|bulk]',
   '       npm run bench -- engine --store redis [--jobs 5000] [--chains 1000] [--concurrency 10]',
   '                               [--only kiln-redis,kiln-redis-prefetch,bullmq] [--scenario noop,chains] [--submit single|bulk]',

@@ -1,7 +1,10 @@
 /**
  * Child process: graphile-worker 0.17 on the suite's PostgreSQL, in its own fresh schema.
  * `--system graphile-default` uses the library's defaults (only `concurrency` is set);
- * `--system graphile-batched` adds the batching settings documented for throughput.
+ * `--system graphile-batched` adds the batching settings documented for throughput;
+ * `--system graphile-batched-state` is that plus what a user must add to get what kiln records:
+ * every task writes one state row for its job (an upsert in a table of its own, outside the
+ * job's completion, which graphile-worker commits separately).
  *
  *  - noop:   one runner (concurrency C) on one task; jobs pre-filled with `addJobs`.
  *  - chains: one runner (concurrency C) on the five stage tasks; each handler adds the next
@@ -44,6 +47,36 @@ interface GraphileContext {
   args: PgChildArgs;
   schema: string;
   batched: boolean;
+  /** Each task writes one row of {@link stateTable} for its job. */
+  recordsState: boolean;
+}
+
+/** The per-job state table of `graphile-batched-state`, in the run's own schema. */
+function stateTable(schema: string): string {
+  return `${schema}.job_state`;
+}
+
+/** Creates the state table when the system records state. */
+async function createStateTable(ctx: GraphileContext): Promise<void> {
+  if (!ctx.recordsState) return;
+  const client = new pg.Client({ connectionString: ctx.args.connectionString });
+  await client.connect();
+  try {
+    await client.query(`create table ${stateTable(ctx.schema)} (job_id bigint primary key, task text not null, status text not null, attempts int not null, updated_at timestamptz not null)`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Wraps a task so it first upserts its job's state row (one statement, autocommitted) when the system records state. */
+function withState(ctx: GraphileContext, task: Task): Task {
+  if (!ctx.recordsState) return task;
+  const sql = `insert into ${stateTable(ctx.schema)} (job_id, task, status, attempts, updated_at) values ($1, $2, 'succeeded', $3, now())
+    on conflict (job_id) do update set status = excluded.status, attempts = excluded.attempts, updated_at = excluded.updated_at`;
+  return async (payload, helpers) => {
+    await task(payload, helpers);
+    await helpers.withPgClient((client) => client.query(sql, [helpers.job.id, helpers.job.task_identifier, helpers.job.attempts]));
+  };
 }
 
 /** Warnings and errors go to stderr; graphile's info lines would drown the suite's output. */
@@ -81,20 +114,20 @@ async function startChainRunners(ctx: GraphileContext, progress: Progress): Prom
   const tasks: Record<string, Task> = {};
   STAGES.forEach((stage, i) => {
     const next = STAGES[i + 1];
-    tasks[stage] = async (payload, helpers) => {
+    tasks[stage] = withState(ctx, async (payload, helpers) => {
       progress.started();
       if (next) await helpers.addJob(next, payload as Record<string, unknown>);
       else progress.finished();
-    };
+    });
   });
   return [await run(runnerOptions(ctx, tasks))];
 }
 
 function startNoopRunner(ctx: GraphileContext, progress: Progress): Promise<Runner> {
-  const task: Task = async () => {
+  const task: Task = withState(ctx, async () => {
     progress.started();
     progress.finished();
-  };
+  });
   return run(runnerOptions(ctx, { [NOOP_TASK]: task }));
 }
 
@@ -176,12 +209,14 @@ async function measureChains(ctx: GraphileContext, offset: number): Promise<Phas
 
 async function main(): Promise<PgBenchResult> {
   const args = parsePgChildArgs(process.argv.slice(2));
-  if (args.system !== 'graphile-default' && args.system !== 'graphile-batched') throw new Error(`graphile child cannot run ${args.system}`);
-  const ctx: GraphileContext = { args, schema: benchSchemaName(args.system, args.scenario), batched: args.system === 'graphile-batched' };
+  if (!args.system.startsWith('graphile-')) throw new Error(`graphile child cannot run ${args.system}`);
+  const recordsState = args.system === 'graphile-batched-state';
+  const ctx: GraphileContext = { args, schema: benchSchemaName(args.system, args.scenario), batched: args.system !== 'graphile-default', recordsState };
   const utils = await makeWorkerUtils({ connectionString: args.connectionString, schema: ctx.schema, logger: quietLogger });
   let released = false;
   try {
     await utils.migrate();
+    await createStateTable(ctx);
     const warmup = warmupRunsFor(args.count);
     await warmUp(ctx, utils, warmup);
     // Pre-filling is not timed and its connection is closed before the counters are read.
@@ -192,7 +227,7 @@ async function main(): Promise<PgBenchResult> {
       ...args,
       run: () => (args.scenario === PgScenario.Noop ? measureNoop(ctx, warmup) : measureChains(ctx, warmup)),
     });
-    const settings = ctx.batched ? GRAPHILE_BATCHING : 'defaults (only concurrency set)';
+    const settings = ctx.batched ? { ...GRAPHILE_BATCHING, ...(recordsState ? { stateRow: 'one upsert per job, after its task' } : {}) } : 'defaults (only concurrency set)';
     return { ...result, extra: { ...result.extra, settings, maxPoolSize: 'default (10)', runners: 1, warmup } };
   } finally {
     if (!released) await utils.release();

@@ -16,7 +16,7 @@ export const PgScenario = {
 export type PgScenario = (typeof PgScenario)[keyof typeof PgScenario];
 
 /** Every system the suite knows, in run order. */
-export const PG_SYSTEMS = ['kiln', 'kiln-prefetch', 'graphile-default', 'graphile-batched', 'pg-boss'] as const;
+export const PG_SYSTEMS = ['kiln', 'kiln-prefetch', 'graphile-default', 'graphile-batched', 'graphile-batched-state', 'pg-boss'] as const;
 export type PgSystem = (typeof PG_SYSTEMS)[number];
 
 /** Stages per chain in the chains scenario. */

@@ -109,6 +109,7 @@ function computeRatios(results: PgReport['results']): PgRatios {
     kilnOverGraphileBatched: ratioOf(results, scenario, 'graphile-batched'),
     kilnPrefetchOverGraphileBatched: ratioOf(results, scenario, 'graphile-batched', 'kiln-prefetch'),
     kilnOverGraphileDefault: ratioOf(results, scenario, 'graphile-default'),
+    kilnOverGraphileBatchedState: ratioOf(results, scenario, 'graphile-batched-state'),
     kilnOverPgBoss: ratioOf(results, scenario, 'pg-boss'),
   });
   return { noop: per(PgScenario.Noop), chains: per(PgScenario.Chains) };
