@@ -31,6 +31,11 @@
  *            code and queue activity over real HTTP: p50/p99 against the 100 ms first-page target.
  *            Flags: --runs N (default 100000), --requests N (default 200), --store sqlite|postgres.
  *            Writes bench/results/dashboard-<timestamp>.json.
+ *   scale    chains/s and GET /v1/runs p50/p99 with 0, 100,000 and 1,000,000 finished runs already in
+ *            the store (SQLite and PostgreSQL), the store's size on disk, and chains/s with 1, 2 and 4
+ *            worker processes on one PostgreSQL (workers' and server CPU, commits per chain).
+ *            Flags: --sizes a,b,c, --chains N (default 1000), --requests N (default 200),
+ *            --store sqlite|postgres, --workers 1,2,4|none. Writes bench/results/scale-<timestamp>.json.
  */
 import { parseDashboardArgs } from './dashboard/dashboard-args.ts';
 import { EngineStore, parseEngineArgs, parseEngineStore } from './engine/engine-args.ts';
@@ -41,6 +46,7 @@ import { runRedisSuite } from './engine-redis/redis-suite.ts';
 import { runPgSuite } from './engine-pg/pg-suite.ts';
 import { parseQrArgs } from './qr/qr-args.ts';
 import { runQrSuite } from './qr/qr-suite.ts';
+import { parseScaleArgs } from './scale/scale-args.ts';
 
 const USAGE = [
   'usage: npm run bench -- engine [--runs 2000] [--concurrency 10] [--only kiln-memory,kiln-sqlite,bullmq,plainjob] [--submit single|bulk]',
@@ -52,6 +58,7 @@ const USAGE = [
   '                               [--cpu-prof] [--repeat N]',
   '       npm run bench -- qr [--connections 32] [--duration 10] [--warmup 3] [--log-level warn] [--cpu-prof]',
   '       npm run bench -- dashboard [--runs 100000] [--requests 200] [--store sqlite|postgres]',
+  '       npm run bench -- scale [--sizes 0,100000,1000000] [--chains 1000] [--requests 200] [--store sqlite|postgres] [--workers 1,2,4|none]',
 ].join('\n');
 
 /** Runs the engine suite for the chosen store; true when some system failed. */
@@ -86,7 +93,14 @@ async function runDashboard(argv: readonly string[]): Promise<boolean> {
   return (await runDashboardSuite(args)).missed;
 }
 
-const SUITES: Readonly<Record<string, (argv: readonly string[]) => Promise<boolean>>> = { engine: runEngine, qr: runQr, dashboard: runDashboard };
+/** Runs the scale suite; true when chains/s on the largest store fell below its target. Imported on demand (it loads fastify). */
+async function runScale(argv: readonly string[]): Promise<boolean> {
+  const args = parseScaleArgs(argv);
+  const { runScaleSuite } = await import('./scale/scale-suite.ts');
+  return (await runScaleSuite(args)).missed;
+}
+
+const SUITES: Readonly<Record<string, (argv: readonly string[]) => Promise<boolean>>> = { engine: runEngine, qr: runQr, dashboard: runDashboard, scale: runScale };
 
 const [suite, ...rest] = process.argv.slice(2);
 const run = suite === undefined ? undefined : SUITES[suite];

@@ -6,22 +6,19 @@
  * list — first page, filtered pages, a deep page by cursor — and the dashboard's other polls,
  * against the 100 ms target for the first page. Writes bench/results/dashboard-<timestamp>.json.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { createFsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts';
 import { createFakeClock } from '../../src/core/clock.ts';
-import type { Store } from '../../src/core/ports/store.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import { buildApp } from '../../src/http/build-app.ts';
 import { createMetrics } from '../../src/observe/metrics.ts';
-import { createPostgresStore } from '../../src/stores/postgres/index.ts';
-import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
-import { findBinDir, startPostgres } from '../../test/support/postgres-cluster.ts';
+import { findBinDir } from '../../test/support/postgres-cluster.ts';
 import { describeMachine, type MachineInfo } from '../engine/machine-info.ts';
 import { formatTextTable } from '../engine/text-table.ts';
+import { postgresBenchStore, sqliteBenchStore, type BenchStore } from './bench-stores.ts';
 import { DashboardStore, type DashboardArgs } from './dashboard-args.ts';
 import { fillRuns, type FillResult } from './fill-runs.ts';
 import { timeRequests, type ScenarioTiming } from './measure-http.ts';
@@ -36,44 +33,6 @@ interface StoreResult {
   store: DashboardStore;
   fill: { runs: number; elapsedMs: number; method: string };
   scenarios: ScenarioTiming[];
-}
-
-/** A store to fill (on a fake clock) and reopen (on the real one). */
-interface BenchStore {
-  open(clock?: ReturnType<typeof createFakeClock>): Store;
-  /** After the fill: planner statistics, as autovacuum would have them. */
-  settle(): Promise<void>;
-  dispose(): Promise<void>;
-}
-
-function sqliteBenchStore(): BenchStore {
-  const dir = mkdtempSync(join(tmpdir(), 'kiln-bench-dashboard-'));
-  const path = join(dir, 'kiln.db');
-  return {
-    open: (clock) => createSqliteStore({ path, ...(clock ? { clock } : {}) }),
-    settle: async () => {},
-    dispose: async () => rmSync(dir, { recursive: true, force: true }),
-  };
-}
-
-async function postgresBenchStore(): Promise<BenchStore> {
-  const server = await startPostgres();
-  const schema = `kiln_bench_dashboard_${process.pid}`;
-  const admin = new pg.Client({ connectionString: server.url });
-  await admin.connect();
-  return {
-    open: (clock) => createPostgresStore({ connectionString: server.url, schema, ...(clock ? { clock } : {}) }),
-    // A bulk load leaves no statistics and no visibility map until autovacuum comes by.
-    settle: async () => {
-      const tables = ['runs', 'stage_records', 'jobs', 'ledger', 'failed_attempts'].map((t) => `"${schema}".${t}`);
-      await admin.query(`VACUUM ANALYZE ${tables.join(', ')}`);
-    },
-    dispose: async () => {
-      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
-      await admin.end();
-      await server.stop();
-    },
-  };
 }
 
 /** The requests timed on a store filled as `fill` says. */
@@ -146,7 +105,7 @@ export async function runDashboardSuite(args: DashboardArgs): Promise<{ missed: 
   console.log(`dashboard: ${args.runs.toLocaleString('en-US')} finished runs per store, stores: ${stores.join(', ')}`);
   const results: StoreResult[] = [];
   for (const kind of stores) {
-    const store = kind === DashboardStore.Sqlite ? sqliteBenchStore() : await postgresBenchStore();
+    const store = kind === DashboardStore.Sqlite ? sqliteBenchStore('dashboard') : await postgresBenchStore('dashboard');
     try {
       results.push(await measureStore(kind, store, args));
     } finally {

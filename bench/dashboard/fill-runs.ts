@@ -16,9 +16,9 @@ import type { FakeClock } from '../../src/core/clock.ts';
 import type { CommitItem, JobSpec, SubmitRunRequest } from '../../src/core/ports/jobs.ts';
 import type { Store } from '../../src/core/ports/store.ts';
 
-const BATCH = 1_000;
+export const BATCH = 1_000;
 /** Clock step between batches: spreads 100 batches over ~17 hours. */
-const BATCH_STEP_MS = 10 * 60_000;
+export const BATCH_STEP_MS = 10 * 60_000;
 
 /** What the fill left, for the scenarios to aim at. */
 export interface FillResult {

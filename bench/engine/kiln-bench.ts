@@ -17,7 +17,7 @@ import { submitHeads, type SubmitMode } from './submit-heads.ts';
 
 /** Stages per run; the same chain length BullMQ gets. */
 export const STAGE_COUNT = 5;
-const PIPELINE = 'bench-noop';
+export const PIPELINE = 'bench-noop';
 /** A stuck benchmark must fail rather than hang the suite. */
 const PHASE_TIMEOUT_MS = 150_000;
 
@@ -113,11 +113,12 @@ function createCounter(probe: Probe): { observer: EngineObserver; waitFor(total:
   return { observer, waitFor, failures: () => failed };
 }
 
-function buildPipeline(concurrency: number, probe: Probe) {
+/** The bench's 5-stage no-op pipeline (`bench-noop`); `onHandler` sees each stage job start. */
+export function benchPipeline(concurrency: number, onHandler: (jobId: string) => void = () => {}) {
   const stages = Array.from({ length: STAGE_COUNT }, (_, i) => ({
     name: `s${i + 1}`,
     handler: (ctx: { job: { id: string } }) => {
-      probe.handlerStartMs.set(ctx.job.id, performance.now());
+      onHandler(ctx.job.id);
       return null;
     },
   }));
@@ -140,7 +141,7 @@ export async function runKilnBench(options: KilnBenchOptions): Promise<EngineRes
   const probe: Probe = { recording: false, handlerStartMs: new Map(), stageLatencyMs: [], commitCallMs: [], claimCallMs: [], emptyClaims: 0, handlerMs: [] };
   const counter = createCounter(probe);
   const store = instrument(options.store, probe);
-  const kiln = createKiln({ store, artifacts: options.artifacts, pipelines: [buildPipeline(options.concurrency, probe)], observer: counter.observer });
+  const kiln = createKiln({ store, artifacts: options.artifacts, pipelines: [benchPipeline(options.concurrency, (jobId) => probe.handlerStartMs.set(jobId, performance.now()))], observer: counter.observer });
   const worker = kiln.createWorker({ pollMs: 5 });
   worker.start();
   try {

@@ -1,0 +1,77 @@
+/**
+ * The stores the large-store benchmarks (dashboard, scale) fill and measure: a SQLite file in a
+ * temp dir, or a schema of its own on a private PostgreSQL cluster (or `KILN_PG_URL`). Each can be
+ * opened several times (on the fill's fake clock, then on the real one) and reports its size.
+ */
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { FakeClock } from '../../src/core/clock.ts';
+import type { Store } from '../../src/core/ports/store.ts';
+import { createPostgresStore } from '../../src/stores/postgres/index.ts';
+import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
+import { startPostgres } from '../../test/support/postgres-cluster.ts';
+
+/** A store to fill (on a fake clock) and reopen (on the real one). */
+export interface BenchStore {
+  open(clock?: FakeClock): Store;
+  /** After a bulk change: planner statistics, as autovacuum would have them. */
+  settle(): Promise<void>;
+  /** Bytes the store takes on disk (SQLite: the database file and its WAL; PostgreSQL: the schema's relations). */
+  sizeBytes(): Promise<number>;
+  /** Connection URL when the store is on PostgreSQL. */
+  readonly url?: string;
+  /** Schema name when the store is on PostgreSQL. */
+  readonly schema?: string;
+  dispose(): Promise<void>;
+}
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+export function sqliteBenchStore(prefix: string): BenchStore {
+  const dir = mkdtempSync(join(tmpdir(), `kiln-bench-${prefix}-`));
+  const path = join(dir, 'kiln.db');
+  return {
+    open: (clock) => createSqliteStore({ path, ...(clock ? { clock } : {}) }),
+    settle: async () => {},
+    sizeBytes: async () => fileSize(path) + fileSize(`${path}-wal`),
+    dispose: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+export async function postgresBenchStore(prefix: string): Promise<BenchStore> {
+  const server = await startPostgres();
+  const schema = `kiln_bench_${prefix}_${process.pid}`;
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  return {
+    url: server.url,
+    schema,
+    open: (clock) => createPostgresStore({ connectionString: server.url, schema, ...(clock ? { clock } : {}) }),
+    // A bulk load leaves no statistics and no visibility map until autovacuum comes by.
+    settle: async () => {
+      const tables = ['runs', 'stage_records', 'jobs', 'ledger', 'failed_attempts'].map((t) => `"${schema}".${t}`);
+      await admin.query(`VACUUM ANALYZE ${tables.join(', ')}`);
+    },
+    sizeBytes: async () => {
+      const { rows } = await admin.query<{ bytes: string }>(
+        `select coalesce(sum(pg_total_relation_size(c.oid)), 0)::text as bytes from pg_class c
+           join pg_namespace n on n.oid = c.relnamespace where n.nspname = $1 and c.relkind in ('r', 'm')`,
+        [schema],
+      );
+      return Number(rows[0]?.bytes ?? 0);
+    },
+    dispose: async () => {
+      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
+      await admin.end();
+      await server.stop();
+    },
+  };
+}

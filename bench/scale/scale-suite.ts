@@ -1,0 +1,180 @@
+/**
+ * `npm run bench -- scale`: does kiln stay as fast as the store grows? For SQLite and PostgreSQL,
+ * fills the store with finished runs through its own ports (bench/dashboard/fill-runs.ts) up to
+ * each size in turn (default 0, 100,000, 1,000,000) and measures there: 5-stage chains/s (the
+ * engine bench's kiln run on that store), p50/p99 of `GET /v1/runs` (first page and a status
+ * filter) over real HTTP, and the store's size on disk. Then, on PostgreSQL, chains/s with 1, 2
+ * and 4 worker processes (bench/scale/worker-curve.ts). Writes bench/results/scale-<timestamp>.json.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createFsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts';
+import { createFakeClock, type FakeClock } from '../../src/core/clock.ts';
+import { createKiln } from '../../src/engine/create-kiln.ts';
+import { buildApp } from '../../src/http/build-app.ts';
+import { createMetrics } from '../../src/observe/metrics.ts';
+import { postgresBenchStore, sqliteBenchStore, type BenchStore } from '../dashboard/bench-stores.ts';
+import { DashboardStore } from '../dashboard/dashboard-args.ts';
+import { BATCH, BATCH_STEP_MS, fillRuns } from '../dashboard/fill-runs.ts';
+import { timeRequests, type ScenarioTiming } from '../dashboard/measure-http.ts';
+import { describeMachine } from '../engine/machine-info.ts';
+import { runKilnBench, warmupRunsFor } from '../engine/kiln-bench.ts';
+import { SubmitMode } from '../engine/submit-heads.ts';
+import { formatTextTable } from '../engine/text-table.ts';
+import type { ScaleArgs } from './scale-args.ts';
+import { measureWorkerCurve, type CurvePoint } from './worker-curve.ts';
+
+/** Issue 13: chains/s on the largest store must be at least this share of chains/s on the empty one. */
+export const SCALE_TARGET = 0.8;
+const CONCURRENCY = 10;
+const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
+const MB = 1024 * 1024;
+
+/** What one store measured at one size. */
+export interface SizePoint {
+  finishedRuns: number;
+  chainsPerSec: number;
+  runsFirstPage: ScenarioTiming;
+  runsByStatus: ScenarioTiming;
+  sizeMb: number;
+  fillSeconds: number;
+}
+
+interface StoreScale {
+  store: DashboardStore;
+  points: SizePoint[];
+  workerCurve?: CurvePoint[];
+}
+
+/** 5-stage chains/s of kiln on the store as it is now (a fresh handle on the real clock). */
+async function chainsPerSec(bench: BenchStore, kind: DashboardStore, chains: number): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'kiln-bench-scale-artifacts-'));
+  try {
+    const result = await runKilnBench({
+      system: `kiln-${kind}`,
+      store: bench.open(),
+      artifacts: createFsArtifactStore({ root: dir }),
+      runs: chains,
+      concurrency: CONCURRENCY,
+      warmupRuns: warmupRunsFor(chains),
+      submit: SubmitMode.Bulk,
+    });
+    return result.runsPerSec;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** p50/p99 of the runs list, first page and filtered by status, over real HTTP. */
+async function timeRunsList(bench: BenchStore, requests: number): Promise<{ first: ScenarioTiming; byStatus: ScenarioTiming }> {
+  const store = bench.open();
+  const dir = mkdtempSync(join(tmpdir(), 'kiln-bench-scale-http-'));
+  const app = buildApp({ kiln: createKiln({ store, artifacts: createFsArtifactStore({ root: dir }), pipelines: [] }), metrics: createMetrics() });
+  try {
+    const base = await app.listen({ host: '127.0.0.1', port: 0 });
+    const first = await timeRequests(base, 'runs: first page', '/v1/runs?limit=50', requests);
+    const byStatus = await timeRequests(base, 'runs: status=failed', '/v1/runs?status=failed&limit=50', requests);
+    return { first, byStatus };
+  } finally {
+    await app.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Fills `bench` from `from` to `to` finished runs on `clock`; seconds taken. */
+async function fillTo(bench: BenchStore, clock: FakeClock, kind: DashboardStore, from: number, to: number): Promise<number> {
+  if (to <= from) return 0;
+  const store = bench.open(clock);
+  try {
+    await clock.advance(BATCH_STEP_MS);
+    const fill = await fillRuns(store, clock, to - from, (done) => {
+      if (process.stdout.isTTY && done % 50_000 === 0) process.stdout.write(`\r${kind}: filled ${(from + done).toLocaleString('en-US')} runs`);
+    });
+    if (process.stdout.isTTY) process.stdout.write('\r');
+    return fill.elapsedMs / 1_000;
+  } finally {
+    await store.close();
+    await bench.settle();
+  }
+}
+
+async function measureStore(kind: DashboardStore, args: ScaleArgs): Promise<StoreScale> {
+  const bench = kind === DashboardStore.Sqlite ? sqliteBenchStore('scale') : await postgresBenchStore('scale');
+  try {
+    const largest = args.sizes.at(-1) ?? 0;
+    // The fill's clock ends about now after the largest size: its runs span the days before.
+    const clock = createFakeClock(Date.now() - (Math.ceil(largest / BATCH) + 1) * BATCH_STEP_MS);
+    const migrating = bench.open(clock);
+    await migrating.migrate();
+    await migrating.close();
+    const points: SizePoint[] = [];
+    let filled = 0;
+    for (const size of args.sizes) {
+      const fillSeconds = await fillTo(bench, clock, kind, filled, size);
+      filled = size;
+      const perSec = await chainsPerSec(bench, kind, args.chains);
+      const reads = await timeRunsList(bench, args.requests);
+      const sizeMb = Math.round(((await bench.sizeBytes()) / MB) * 10) / 10;
+      points.push({ finishedRuns: size, chainsPerSec: perSec, runsFirstPage: reads.first, runsByStatus: reads.byStatus, sizeMb, fillSeconds: Math.round(fillSeconds) });
+      console.log(`${kind}, ${size.toLocaleString('en-US')} finished runs: ${perSec} chains/s, GET /v1/runs p99 ${reads.first.p99Ms.toFixed(2)} ms (status filter ${reads.byStatus.p99Ms.toFixed(2)} ms), ${sizeMb} MB on disk (filled in ${Math.round(fillSeconds)} s)`);
+    }
+    const workerCurve = kind === DashboardStore.Postgres && args.workers.length > 0 && bench.url ? await measureWorkerCurve(bench.url, args.workers, args.chains, CONCURRENCY) : undefined;
+    return { store: kind, points, ...(workerCurve ? { workerCurve } : {}) };
+  } finally {
+    await bench.dispose();
+  }
+}
+
+function printStore(result: StoreScale): void {
+  const empty = result.points[0]?.chainsPerSec;
+  const rows = result.points.map((p) => [
+    p.finishedRuns.toLocaleString('en-US'),
+    p.chainsPerSec.toFixed(1),
+    empty ? `${(p.chainsPerSec / empty).toFixed(2)}x` : '',
+    p.runsFirstPage.p50Ms.toFixed(2),
+    p.runsFirstPage.p99Ms.toFixed(2),
+    p.runsByStatus.p99Ms.toFixed(2),
+    p.sizeMb.toFixed(1),
+  ]);
+  console.log(`\n${result.store}: 5-stage chains (bulk submit, concurrency ${CONCURRENCY}) and GET /v1/runs as the store grows`);
+  console.log(formatTextTable(['finished runs', 'chains/s', 'vs empty', 'list p50 ms', 'list p99 ms', 'failed p99 ms', 'MB on disk'], rows));
+  const last = result.points.at(-1);
+  if (empty && last && result.points.length > 1) {
+    const ratio = last.chainsPerSec / empty;
+    console.log(`chains/s at ${last.finishedRuns.toLocaleString('en-US')} runs / empty: ${ratio.toFixed(2)}x (target >= ${SCALE_TARGET}x: ${ratio >= SCALE_TARGET ? 'met' : 'NOT met'})`);
+  }
+  if (result.workerCurve) {
+    console.log(`\n${result.store}: worker processes on one database`);
+    console.log(
+      formatTextTable(
+        ['workers', 'chains/s', "workers' CPU (cores)", 'server CPU (cores)', 'commits/chain', 'limit'],
+        result.workerCurve.map((p) => [String(p.workers), p.chainsPerSec.toFixed(1), p.workerCpuBusy.toFixed(2), p.serverCpuBusy.toFixed(2), p.commitsPerChain.toFixed(2), p.limit]),
+      ),
+    );
+  }
+}
+
+/** Runs the suite; true when a store missed the scale target. */
+export async function runScaleSuite(args: ScaleArgs): Promise<{ missed: boolean; path: string }> {
+  const startedAt = new Date().toISOString();
+  console.log(`scale: sizes ${args.sizes.map((s) => s.toLocaleString('en-US')).join(', ')} finished runs; ${args.chains} chains per point; stores: ${args.stores.join(', ')}`);
+  const results: StoreScale[] = [];
+  for (const kind of args.stores) {
+    const result = await measureStore(kind, args);
+    printStore(result);
+    results.push(result);
+  }
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const path = `${RESULTS_DIR}scale-${startedAt.replace(/[:.]/g, '-')}.json`;
+  writeFileSync(path, `${JSON.stringify({ suite: 'scale', startedAt, machine: describeMachine(), args, results }, null, 2)}\n`);
+  console.log(`\nwrote ${path}`);
+  const missed = results.some((r) => {
+    const empty = r.points[0]?.chainsPerSec ?? 0;
+    const last = r.points.at(-1)?.chainsPerSec ?? 0;
+    return r.points.length > 1 && last < SCALE_TARGET * empty;
+  });
+  return { missed, path };
+}
