@@ -28,7 +28,8 @@
 --     id), so its holder is told 'cancelled' rather than 'lost'; a completed job is not kept
 --     there (its holder, if it commits again, is told 'lost', as its run did not end by cancel).
 --
--- Stage records: a claim does NOT write the stage record (it is the hot path: each write there
+-- Stage records: a submission writes none (a stage no write reached reads pending, attempts 0,
+-- with its run id, name and index: JOBS.stage_view), and a claim does NOT write the stage record (it is the hot path: each write there
 -- is server time on every transition). What the lease means for the record is read from the
 -- leased job instead, and written to the record when the lease ends (commit, release, reap, a
 -- run's end):
@@ -130,12 +131,16 @@ function JOBS.leased_stages(runId)
   return leased
 end
 
--- Stage record `flat` (HGETALL) as read while its job is leased (`l`, from JOBS.leased_stages).
-function JOBS.stage_view(flat, l)
-  local t = {}
+-- Stage `name` (at `index`) of run `runId` as read, from its stored record `flat` (HGETALL; empty
+-- for a stage never written: pending, no attempts) and `l`, its leased job's (JOBS.leased_stages)
+-- or nil.
+function JOBS.stage_view(runId, index, name, flat, l)
+  local t = { runId = runId, stage = name, index = int(index), status = 'pending', attempts = '0' }
   for i = 1, #flat, 2 do t[flat[i]] = flat[i + 1] end
-  t.status, t.attempts, t.leaseOwner, t.leaseUntil = 'running', l.attempts, l.leaseOwner, l.leaseUntil
-  if not t.startedAt then t.startedAt = l.startedAt end
+  if l then
+    t.status, t.attempts, t.leaseOwner, t.leaseUntil = 'running', l.attempts, l.leaseOwner, l.leaseUntil
+    if not t.startedAt then t.startedAt = l.startedAt end
+  end
   local out = {}
   for field, value in pairs(t) do
     if value then out[#out + 1] = field; out[#out + 1] = value end

@@ -21,8 +21,9 @@
 --   P..'runkey'               hash   pipeline.."\0"..idempotencyKey -> run id           [jobs]
 --   P..'subject:'..pipeline.."\0"..subjectId  zset  run ids, score subjectVersion        [jobs]
 --   P..'stages:'..runId       list   stage names in pipeline order                      [jobs]
---   P..'stage:'..runId..':'..index  hash  StageRecord (index is 0-based, as in the list), as of
---                                    its last lease's end: a leased stage reads from its job
+--   P..'stage:'..runId..':'..index  hash  StageRecord fields (index is 0-based, as in the list)
+--                                    as of the stage's last lease's end, absent until a write
+--                                    reaches the stage; a leased stage reads from its job
 --                                    (lib-jobs.lua, "Stage records"); no leaseOwner, leaseUntil [jobs, operator]
 --   P..'job:'..id             hash   Job, and for a claimed stage job startedAt, stageAttempts
 --                                    (lib-jobs.lua, "Stage records")                    [jobs, operator]

@@ -1,6 +1,6 @@
 -- reads-get-run: a run with its stage records in pipeline order, read together.
 -- Keys: run:<id>, stages:<id>, stage:<id>:<index>, runjobs:<id>, job:<id> (a stage whose job is
---   leased reads as the lease has it: lib-jobs.lua, "Stage records").
+--   leased reads as the lease has it, one never written as pending: lib-jobs.lua, "Stage records").
 -- ARGV[2] = run id.
 -- Result: { run = flat Run hash, stages = [flat StageRecord hash, ...] } or null (no such run).
 -- Invariant: reads only.
@@ -11,10 +11,6 @@ local stages = {}
 local names = redis.call('LRANGE', k_stages(runId), 0, -1)
 local leased = JOBS.leased_stages(runId)
 for i, name in ipairs(names) do
-  local stage = redis.call('HGETALL', k_stage(runId, int(i - 1)))
-  if #stage > 0 then
-    if leased[name] then stage = JOBS.stage_view(stage, leased[name]) end
-    stages[#stages + 1] = stage
-  end
+  stages[i] = JOBS.stage_view(runId, i - 1, name, redis.call('HGETALL', k_stage(runId, int(i - 1))), leased[name])
 end
 return ok({ run = run, stages = stages })
