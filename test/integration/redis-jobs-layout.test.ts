@@ -166,7 +166,7 @@ describe('redis store: the job indexes follow the records', { skip: redisSkipRea
     await check('cancel, pause and drain');
   });
 
-  it('a store of layout 1 (the claim wrote the stage record) migrates to layout 2 and reads and counts its leased stages as before', async () => {
+  it('a store of layout 1 (the claim wrote the stage record, ledger entries were hashes) migrates to layout 2 and reads its stages and ledger as before', async () => {
     const clock = createFakeClock();
     const name = createStoreName('layout1');
     const store: Store = await stores.open({ name, clock, ids: createIdGenerator(clock) });
@@ -175,8 +175,13 @@ describe('redis store: the job indexes follow the records', { skip: redisSkipRea
     await store.migrate();
     await submit(store);
     await submit(store);
-    const [leased, released] = await claim(store, { queue: 'demo.a', workerId: 'w1', limit: 2, leaseMs: LEASE_MS });
-    assert.ok(leased && released);
+    const done = await submit(store);
+    const [leased, released, completed] = await claim(store, { queue: 'demo.a', workerId: 'w1', limit: 3, leaseMs: LEASE_MS });
+    assert.ok(leased && released && completed);
+    assert.equal(completed.run.id, done.id);
+    await complete(store, { lease: leaseOf(completed), output: { n: 1 }, durationMs: 1, next: stageJob('b') });
+    const ledger = await store.reads.readLedger(done.id);
+    assert.equal(ledger.length, 1);
     await clock.advance(10);
     await store.jobs.release([leaseOf(released)]);
     const expected = await store.reads.getRun(leased.run.id);
@@ -189,6 +194,10 @@ describe('redis store: the job indexes follow the records', { skip: redisSkipRea
     await admin.hset(`${prefix}stage:${leased.run.id}:0`, { status: 'running', attempts: '1', leaseOwner: 'w1', leaseUntil: String(leased.job.leaseUntil), startedAt });
     await admin.hset(`${prefix}stage:${released.run.id}:0`, { status: 'pending', attempts: '0', startedAt });
     for (const id of [leased.job.id, released.job.id]) await admin.hdel(`${prefix}job:${id}`, 'startedAt', 'stageAttempts');
+    const [entry] = ledger;
+    assert.ok(entry);
+    await admin.del(`${prefix}ledger:${entry.key}`);
+    await admin.hset(`${prefix}ledger:${entry.key}`, { key: entry.key, runId: entry.runId, stage: entry.stage, kind: entry.kind, output: JSON.stringify(entry.output), completedAt: String(entry.completedAt) });
     await admin.hset(`${prefix}meta`, 'schema_version', '1');
 
     const migrated = await stores.open({ name, clock, ids: createIdGenerator(clock) });
@@ -197,6 +206,8 @@ describe('redis store: the job indexes follow the records', { skip: redisSkipRea
     assert.deepEqual(await migrated.reads.getRun(leased.run.id), expected);
     assert.deepEqual(await migrated.reads.getRun(released.run.id), expectedReleased);
     assert.deepEqual(await admin.hmget(`${prefix}stage:${leased.run.id}:0`, 'leaseOwner', 'leaseUntil'), [null, null]);
+    assert.deepEqual(await migrated.reads.readLedger(done.id), ledger);
+    assert.equal(await admin.type(`${prefix}ledger:${entry.key}`), 'string');
 
     await complete(migrated, { lease: leaseOf(leased), output: 'done', durationMs: 1, next: stageJob('b') });
     const stage = (await migrated.reads.getRun(leased.run.id))?.stages[0];

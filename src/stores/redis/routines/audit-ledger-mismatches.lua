@@ -18,8 +18,8 @@ for _, id in ipairs(redis.call('ZRANGEBYLEX', k('runs'), min, '+', 'LIMIT', 0, t
     stages[i] = { name, leased[name] and 'running' or s[1] or 'pending', s[2] or '' }
   end
   for _, key in ipairs(redis.call('LRANGE', k_runledger(id), 0, -1)) do
-    local e = redis.call('HMGET', k_ledger(key), 'stage', 'kind')
-    if e[1] then entries[#entries + 1] = { key, e[1], e[2] } end
+    local e = JOBS.ledger_get(key)
+    if e then entries[#entries + 1] = { key, e.stage, e.kind } end
   end
   runs[#runs + 1] = { id = id, stages = stages, entries = entries }
 end

@@ -148,7 +148,8 @@ local function lease(c, request, leaseMs)
   push(owner); push(token); push(fenceText); push(leaseUntil); push(int(leaseMs))
   push(redelivered and '1' or '0')
   for i = 1, RUN_N do push(run[i]) end
-  push(redis.call('HGET', k_ledger(j[7]), 'output'))
+  local ledger = JOBS.ledger_get(j[7])
+  push(ledger and ledger.output or false)
   push(int(#outputs))
   for i = 1, #outputs do push(outputs[i]) end
 end

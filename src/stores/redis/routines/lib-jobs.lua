@@ -230,13 +230,33 @@ function JOBS.clear_lease(id)
   redis.call('HDEL', k_job(id), 'leaseOwner', 'leaseToken', 'fence', 'leaseUntil', 'leaseMs')
 end
 
--- Records the first completion of job `j`'s idempotency key (a later one keeps the first).
+-- Records the first completion of job `j`'s idempotency key (a later one keeps the first): ONE
+-- write-once string (SET NX), see JOBS.ledger_get for its form.
 function JOBS.ledger_put(j, outputText, now)
-  local key = k_ledger(j.idempotencyKey)
-  if redis.call('EXISTS', key) == 1 then return end
-  redis.call('HSET', key, 'key', j.idempotencyKey, 'runId', j.runId, 'stage', j.stage, 'kind', j.kind,
-    'output', outputText, 'completedAt', int(now))
-  redis.call('RPUSH', k_runledger(j.runId), j.idempotencyKey)
+  if redis.call('SET', k_ledger(j.idempotencyKey), JOBS.ledger_text(j.runId, j.kind, int(now), j.stage, outputText), 'NX') then
+    redis.call('RPUSH', k_runledger(j.runId), j.idempotencyKey)
+  end
+end
+
+-- A ledger entry's stored text (see JOBS.ledger_get); arguments are text.
+function JOBS.ledger_text(runId, kind, completedAt, stage, outputText)
+  return runId .. '\0' .. kind .. '\0' .. completedAt .. '\0' .. #stage .. '\0' .. stage .. outputText
+end
+
+-- The ledger entry of `key` as a table of text {runId, kind, completedAt, stage, output}, nil
+-- when there is none. Stored as runId, kind, completedAt and the stage's length in bytes, each
+-- followed by "\0" (none of them holds one), then the stage, then the output JSON text.
+function JOBS.ledger_get(key)
+  local text = redis.call('GET', k_ledger(key))
+  if not text then return nil end
+  local parts, at = {}, 1
+  for i = 1, 4 do
+    local nul = string.find(text, '\0', at, true)
+    parts[i] = string.sub(text, at, nul - 1)
+    at = nul + 1
+  end
+  local stageEnd = at + tonumber(parts[4]) - 1
+  return { runId = parts[1], kind = parts[2], completedAt = parts[3], stage = string.sub(text, at, stageEnd), output = string.sub(text, stageEnd + 1) }
 end
 
 -- Applies publications `pubs` (each subjectId, profile, artifactRef, subjectVersion as text) of

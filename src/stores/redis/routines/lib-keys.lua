@@ -41,7 +41,7 @@
 --   P..'parked:'..queue       zset   parked job ids, score 0 (by id)                    [jobs, operator]
 --   P..'dead:'..queue         zset   dead job ids, score 0 (by id)                      [jobs, operator]
 --   P..'deadjobs'             zset   every dead job id, score 0 (by id)                 [jobs, operator]
---   P..'ledger:'..key         hash   LedgerEntry                                        [jobs]
+--   P..'ledger:'..key         string LedgerEntry as ONE write-once string (JOBS.ledger_get) [jobs]
 --   P..'runledger:'..runId    list   the run's ledger keys in completion order          [jobs]
 --   P..'attempts:'..runId     list   FailedAttempt as JSON text, in commit order        [jobs]
 --   P..'jobs:outputs:'..runId hash   stage -> output of the run's succeeded stages (lib-jobs.lua) [jobs]
