@@ -20,6 +20,10 @@
  *            --only kiln-redis,kiln-redis-prefetch,bullmq, --scenario noop,chains, --submit single|bulk,
  *            --cpu-prof, --repeat N (alternating rounds, the median one reported).
  *            Writes bench/results/engine-redis-<timestamp>.json.
+ *   redis-scripts
+ *            the Redis store's script time and commands per job, phase by phase (submit, claim,
+ *            commit), with no worker: a load-independent measure of the layout's server cost.
+ *            Flags: --runs N (5-stage runs, default 2000), --batch N (jobs per claim/commit, default 25).
  *   qr       (a) raw renders/s (kiln's renderer, node-qrcode) vs uncached renders/s through a real
  *            `kiln serve` over HTTP, (b) cached GET /v1/qr/:hash vs a fastify hello-world (autocannon).
  *            Flags: --connections C (default 32), --duration S (default 10), --warmup S (default 3),
@@ -43,6 +47,7 @@ import { runEngineSuite } from './engine/engine-suite.ts';
 import { parsePgEngineArgs } from './engine-pg/pg-engine-args.ts';
 import { parseRedisEngineArgs } from './engine-redis/redis-engine-args.ts';
 import { runRedisSuite } from './engine-redis/redis-suite.ts';
+import { parseScriptCostArgs, runScriptCost } from './engine-redis/script-cost.ts';
 import { runPgSuite } from './engine-pg/pg-suite.ts';
 import { parseQrArgs } from './qr/qr-args.ts';
 import { runQrSuite } from './qr/qr-suite.ts';
@@ -56,6 +61,7 @@ const USAGE = [
   '       npm run bench -- engine --store redis [--jobs 5000] [--chains 1000] [--concurrency 10]',
   '                               [--only kiln-redis,kiln-redis-prefetch,bullmq] [--scenario noop,chains] [--submit single|bulk]',
   '                               [--cpu-prof] [--repeat N]',
+  '       npm run bench -- redis-scripts [--runs 2000] [--batch 25]',
   '       npm run bench -- qr [--connections 32] [--duration 10] [--warmup 3] [--log-level warn] [--cpu-prof]',
   '       npm run bench -- dashboard [--runs 100000] [--requests 200] [--store sqlite|postgres]',
   '       npm run bench -- scale [--sizes 0,100000,1000000] [--chains 1000] [--requests 200] [--store sqlite|postgres] [--workers 1,2,4|none]',
@@ -100,7 +106,19 @@ async function runScale(argv: readonly string[]): Promise<boolean> {
   return (await runScaleSuite(args)).missed;
 }
 
-const SUITES: Readonly<Record<string, (argv: readonly string[]) => Promise<boolean>>> = { engine: runEngine, qr: runQr, dashboard: runDashboard, scale: runScale };
+/** Runs the Redis script-cost suite (never fails on a figure: it only reports). */
+async function runRedisScripts(argv: readonly string[]): Promise<boolean> {
+  await runScriptCost(parseScriptCostArgs(argv));
+  return false;
+}
+
+const SUITES: Readonly<Record<string, (argv: readonly string[]) => Promise<boolean>>> = {
+  engine: runEngine,
+  'redis-scripts': runRedisScripts,
+  qr: runQr,
+  dashboard: runDashboard,
+  scale: runScale,
+};
 
 const [suite, ...rest] = process.argv.slice(2);
 const run = suite === undefined ? undefined : SUITES[suite];

@@ -64,12 +64,16 @@ async function assertIndexesTrue(admin: Redis, prefix: string, step: string): Pr
   for (const [id, job] of jobs) {
     assert.ok(indexed.has(id), `${step}: ${id} (${job.state}) is in no index`);
     assert.equal(await admin.sismember(`${prefix}runjobs:${job.runId}`, id), 1, `${step}: runjobs of ${job.runId} lacks ${id}`);
-    assert.equal(await admin.hget(`${prefix}jobrun`, id), job.runId, `${step}: jobrun of ${id}`);
+    assert.equal(await admin.hget(`${prefix}jobrun`, id), null, `${step}: jobrun names ${id}, which is not gone`);
     if (job.state !== 'dead') assert.equal(await admin.hget(`${prefix}jobkey`, job.idempotencyKey as string), id, `${step}: jobkey of live ${id}`);
   }
   for (const [key, id] of Object.entries(await admin.hgetall(`${prefix}jobkey`))) {
     const job = jobs.get(id);
     assert.ok(job && job.state !== 'dead' && job.idempotencyKey === key, `${step}: jobkey ${key} -> ${id}, not its live job`);
+  }
+  for (const [id, runId] of Object.entries(await admin.hgetall(`${prefix}jobrun`))) {
+    const status = await admin.hget(`${prefix}run:${runId}`, 'status');
+    assert.ok(status === 'cancelled' || status === 'superseded', `${step}: jobrun keeps ${id} of ${runId}, which is ${status}`);
   }
   for (const key of keys.filter((k) => k.startsWith('runjobs:'))) {
     for (const id of await admin.smembers(prefix + key)) assert.ok(jobs.has(id), `${step}: ${key} holds ${id}, which is gone`);
@@ -160,6 +164,57 @@ describe('redis store: the job indexes follow the records', { skip: redisSkipRea
     await submit(store);
     assert.equal(await store.operator.drainQueue('demo.a'), 2);
     await check('cancel, pause and drain');
+  });
+
+  it('a store of layout 1 (the claim wrote the stage record, ledger entries were hashes) migrates to layout 2 and reads its stages and ledger as before', async () => {
+    const clock = createFakeClock();
+    const name = createStoreName('layout1');
+    const store: Store = await stores.open({ name, clock, ids: createIdGenerator(clock) });
+    const admin = await stores.admin();
+    const prefix = keyPrefix(name);
+    await store.migrate();
+    await submit(store);
+    await submit(store);
+    const done = await submit(store);
+    const [leased, released, completed] = await claim(store, { queue: 'demo.a', workerId: 'w1', limit: 3, leaseMs: LEASE_MS });
+    assert.ok(leased && released && completed);
+    assert.equal(completed.run.id, done.id);
+    await complete(store, { lease: leaseOf(completed), output: { n: 1 }, durationMs: 1, next: stageJob('b') });
+    const ledger = await store.reads.readLedger(done.id);
+    assert.equal(ledger.length, 1);
+    await clock.advance(10);
+    await store.jobs.release([leaseOf(released)]);
+    const expected = await store.reads.getRun(leased.run.id);
+    assert.equal(expected?.stages[0]?.status, 'running');
+    const expectedReleased = await store.reads.getRun(released.run.id);
+
+    // What layout 1 stored for the same moment: the claim's count, owner and start on the record,
+    // the job without startedAt and stageAttempts.
+    const startedAt = String(expected?.stages[0]?.startedAt);
+    await admin.hset(`${prefix}stage:${leased.run.id}:0`, { status: 'running', attempts: '1', leaseOwner: 'w1', leaseUntil: String(leased.job.leaseUntil), startedAt });
+    await admin.hset(`${prefix}stage:${released.run.id}:0`, { status: 'pending', attempts: '0', startedAt });
+    for (const id of [leased.job.id, released.job.id]) await admin.hdel(`${prefix}job:${id}`, 'startedAt', 'stageAttempts');
+    const [entry] = ledger;
+    assert.ok(entry);
+    await admin.del(`${prefix}ledger:${entry.key}`);
+    await admin.hset(`${prefix}ledger:${entry.key}`, { key: entry.key, runId: entry.runId, stage: entry.stage, kind: entry.kind, output: JSON.stringify(entry.output), completedAt: String(entry.completedAt) });
+    await admin.hset(`${prefix}meta`, 'schema_version', '1');
+
+    const migrated = await stores.open({ name, clock, ids: createIdGenerator(clock) });
+    assert.deepEqual(await migrated.schemaVersion(), { current: 1, latest: 2 });
+    assert.deepEqual((await migrated.migrate()).applied, [2]);
+    assert.deepEqual(await migrated.reads.getRun(leased.run.id), expected);
+    assert.deepEqual(await migrated.reads.getRun(released.run.id), expectedReleased);
+    assert.deepEqual(await admin.hmget(`${prefix}stage:${leased.run.id}:0`, 'leaseOwner', 'leaseUntil'), [null, null]);
+    assert.deepEqual(await migrated.reads.readLedger(done.id), ledger);
+    assert.equal(await admin.type(`${prefix}ledger:${entry.key}`), 'string');
+
+    await complete(migrated, { lease: leaseOf(leased), output: 'done', durationMs: 1, next: stageJob('b') });
+    const stage = (await migrated.reads.getRun(leased.run.id))?.stages[0];
+    assert.deepEqual([stage?.status, stage?.attempts, stage?.startedAt, stage?.leaseOwner], ['succeeded', 1, Number(startedAt), null]);
+    const again = await claimOne(migrated, 'demo.a', { workerId: 'w2' });
+    assert.equal(again.job.id, released.job.id);
+    assert.equal((await migrated.reads.getRun(released.run.id))?.stages[0]?.attempts, 1);
   });
 });
 

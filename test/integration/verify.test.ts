@@ -169,8 +169,10 @@ const REDIS_TAMPER = {
   deleteLedgerEntry: `
     local P = KEYS[1]
     for _, key in ipairs(redis.call('LRANGE', P .. 'runledger:' .. ARGV[1], 0, -1)) do
-      local e = redis.call('HMGET', P .. 'ledger:' .. key, 'stage', 'kind')
-      if e[1] == ARGV[2] and e[2] == 'stage' then
+      -- One string: runId, kind, completedAt, the stage's length, each then NUL; the stage; the output.
+      local text = redis.call('GET', P .. 'ledger:' .. key)
+      local _, _, kind, length, rest = string.find(text, '^[^%z]*%z([^%z]*)%z[^%z]*%z(%d+)%z(.*)$')
+      if kind == 'stage' and string.sub(rest, 1, tonumber(length)) == ARGV[2] then
         redis.call('LREM', P .. 'runledger:' .. ARGV[1], 0, key)
         return redis.call('DEL', P .. 'ledger:' .. key)
       end

@@ -9,32 +9,13 @@
  * ARGV[1] = the time argument; see lib-keys.lua for the layout and conventions.
  */
 import { createStoreLifecycle, type StoreLifecycle } from '../shared/store-lifecycle.ts';
-import { readdirSync, readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import type { Clock } from '../../core/clock.ts';
 import { SchemaVersionError, StoreUnavailableError } from '../../core/errors.ts';
 import type { IdGenerator } from '../../core/ids.ts';
 import { closedStoreError, mapError, scriptError, type ScriptFailure } from './errors.ts';
 import { latestSchemaVersion, readSchemaVersion } from './migrate.ts';
-
-const ROUTINES = new URL('./routines/', import.meta.url);
-
-/** The scripts of this code, by name (file name without `.lua`), each with the libs in front. */
-function loadRoutines(): ReadonlyMap<string, string> {
-  const files = readdirSync(ROUTINES).filter((f) => f.endsWith('.lua')).sort();
-  // lib-keys.lua first: the other libs use its locals (P, int, k_*), which must be declared before them.
-  const libNames = files.filter((f) => f.startsWith('lib-')).sort((a, b) => Number(b === 'lib-keys.lua') - Number(a === 'lib-keys.lua'));
-  const libs = libNames.map((f) => readFileSync(new URL(f, ROUTINES), 'utf8'));
-  const preamble = libs.join('\n');
-  const routines = new Map<string, string>();
-  for (const file of files) {
-    if (file.startsWith('lib-')) continue;
-    routines.set(file.slice(0, -'.lua'.length), `${preamble}\n${readFileSync(new URL(file, ROUTINES), 'utf8')}`);
-  }
-  return routines;
-}
-
-let routineSources: ReadonlyMap<string, string> | undefined;
+import { routineSource } from './routines.ts';
 
 /** One argument of a script (ARGV[2] on): text, or a number written as decimal text. */
 export type ScriptArg = string | number;
@@ -85,13 +66,12 @@ export interface RedisContextDeps {
 /** Builds the context of one store instance. */
 export function createContext(deps: RedisContextDeps): RedisContext {
   const { redis, prefix, clock } = deps;
-  routineSources ??= loadRoutines();
   const defined = new Set<string>();
 
   const commandOf = (name: string): string => {
     const command = `kiln_${name.replace(/[^A-Za-z0-9]/g, '_')}`;
     if (!defined.has(command)) {
-      const lua = routineSources?.get(name);
+      const lua = routineSource(name);
       if (lua === undefined) throw new Error(`redis store: no routine ${name}.lua`);
       redis.defineCommand(command, { numberOfKeys: 1, lua });
       defined.add(command);

@@ -6,9 +6,17 @@
  */
 import type { Redis } from 'ioredis';
 import type { MigrationResult, SchemaVersionInfo } from '../../core/ports/store.ts';
+import { routineSource } from './routines.ts';
 
-/** The layout versions, in order; each applied once by an atomic script step (none yet past the first). */
-const MIGRATIONS: readonly { version: number; name: string }[] = [{ version: 1, name: 'initial_layout' }];
+/**
+ * The layout versions, in order; each applied once by an atomic script step: `routine` (a
+ * routines/*.lua file, with the libs) moves a store at the version before to this one.
+ */
+const MIGRATIONS: readonly { version: number; name: string; routine?: string }[] = [
+  { version: 1, name: 'initial_layout' },
+  // The claim no longer writes the stage record: reads derive it from the leased job.
+  { version: 2, name: 'stage_leases_on_jobs', routine: 'migrate-2-stage-leases' },
+];
 
 /** The highest layout version this code knows. */
 export function latestSchemaVersion(): number {
@@ -27,14 +35,23 @@ export async function schemaVersionInfo(redis: Redis, prefix: string): Promise<S
 }
 
 /**
- * Brings the layout up to {@link latestSchemaVersion} in one atomic step (a script comparing and
- * setting `schema_version`), so processes migrating at once see it applied once. A layout change
- * would add its key rewrites to that step. A newer layout is left alone (the context refuses it).
+ * Brings the layout up to {@link latestSchemaVersion}: each step with a routine, in order, is one
+ * atomic script that applies only to a store at the version before it (so processes migrating at
+ * once see it applied once); then one script sets the version of a store that had none (a new
+ * store has no keys to rewrite). A newer layout is left alone (the context refuses it).
  */
 export async function applyMigrations(redis: Redis, prefix: string, nowMs: number): Promise<MigrationResult> {
   const latest = latestSchemaVersion();
+  const found = await readSchemaVersion(redis, prefix);
+  for (const step of MIGRATIONS) {
+    if (step.routine === undefined || step.version <= found || step.version > latest) continue;
+    const lua = routineSource(step.routine);
+    if (lua === undefined) throw new Error(`redis store: no routine ${step.routine}.lua`);
+    await redis.eval(lua, 1, prefix, '', String(nowMs));
+  }
   const before = Number(await redis.eval(MIGRATE_SCRIPT, 1, `${prefix}meta`, String(latest), String(nowMs)));
-  const applied = MIGRATIONS.filter((m) => m.version > before && m.version <= latest).map((m) => m.version);
+  const from = Math.min(found, before);
+  const applied = MIGRATIONS.filter((m) => m.version > from && m.version <= latest).map((m) => m.version);
   return { applied, version: Math.max(before, latest) };
 }
 

@@ -65,6 +65,9 @@ local JOB_READ = { 'id', 'runId', 'pipeline', 'stage', 'queue', 'kind', 'idempot
 local RUN_READ = { 'id', 'pipeline', 'pipelineVersion', 'status', 'currentStage', 'input', 'inputChecksum', 'idempotencyKey',
   'subjectId', 'subjectVersion', 'tenant', 'traceId', 'traceParent', 'error', 'createdAt', 'updatedAt', 'finishedAt' }
 local JOB_N, RUN_N = #JOB_READ, #RUN_READ
+-- Read besides, not answered: the job's first claim (lib-jobs.lua, "Stage records").
+local JOB_FIELDS = { unpack(JOB_READ) }
+JOB_FIELDS[JOB_N + 1] = 'startedAt'
 
 -- The answer: one flat array of text (false = absent), a native reply (no cjson).
 local out = {}
@@ -74,11 +77,31 @@ local function push(value)
   out[n] = value
 end
 
--- Leases candidate `c` to `request`; appends the claimed job's answer to `out`.
+-- A stage job claimed while its stage is succeeded (a duplicate): the stage runs again, so it
+-- leaves the run's outputs (`outputs`, the flat jobs:outputs hash, loses it too) and its record
+-- reads 'running'; the job carries on the record's attempts and start. Returns the outputs.
+local function rerun(jobKey, runId, stage, attempt, outputs)
+  redis.call('HDEL', JOBS.k_outputs(runId), stage)
+  local kept = {}
+  for i = 1, #outputs, 2 do
+    if outputs[i] ~= stage then kept[#kept + 1] = outputs[i]; kept[#kept + 1] = outputs[i + 1] end
+  end
+  local stageKey = JOBS.stage_key(runId, stage)
+  if stageKey then
+    local s = redis.call('HMGET', stageKey, 'attempts', 'startedAt')
+    redis.call('HSET', stageKey, 'status', 'running')
+    -- Reads show stageAttempts + attempt: the record's count plus this claim.
+    redis.call('HSET', jobKey, 'stageAttempts', int(tonumber(s[1] or '0') + 1 - tonumber(attempt)), 'startedAt', s[2] or nowText)
+  end
+  return kept
+end
+
+-- Leases candidate `c` to `request`; appends the claimed job's answer to `out`. The stage record
+-- is not written (lib-jobs.lua, "Stage records").
 local function lease(c, request, leaseMs)
   local id = c.id
   local jobKey = k_job(id)
-  local j = redis.call('HMGET', jobKey, unpack(JOB_READ))
+  local j = redis.call('HMGET', jobKey, unpack(JOB_FIELDS))
   local runId, stage, queue, kind = j[2], j[4], j[5], j[6]
   -- Out of its index; an emptied ready zset leaves prios:<queue> once the request is served.
   if c.state == 'ready' then
@@ -95,19 +118,15 @@ local function lease(c, request, leaseMs)
   local leaseUntil = int(now + leaseMs)
   local attempt = int(tonumber(j[8]) + 1)
   j[8] = attempt
-  redis.call('HSET', jobKey, 'state', 'leased', 'leaseOwner', owner, 'leaseToken', token, 'fence', fenceText,
-    'leaseUntil', leaseUntil, 'leaseMs', int(leaseMs), 'attempt', attempt, 'redeliveries', j[15])
+  if j[JOB_N + 1] then
+    redis.call('HSET', jobKey, 'state', 'leased', 'leaseOwner', owner, 'leaseToken', token, 'fence', fenceText,
+      'leaseUntil', leaseUntil, 'leaseMs', int(leaseMs), 'attempt', attempt, 'redeliveries', j[15])
+  else
+    redis.call('HSET', jobKey, 'state', 'leased', 'leaseOwner', owner, 'leaseToken', token, 'fence', fenceText,
+      'leaseUntil', leaseUntil, 'leaseMs', int(leaseMs), 'attempt', attempt, 'redeliveries', j[15], 'startedAt', nowText)
+  end
   redis.call('ZADD', k_leased(queue), leaseUntil, id)
 
-  -- A rollback job compensates a stage that succeeded: that record's status must stay as is.
-  local stageKey = kind == 'stage' and JOBS.stage_key(runId, stage)
-  if stageKey then
-    local s = redis.call('HMGET', stageKey, 'status', 'attempts', 'startedAt')
-    redis.call('HSET', stageKey, 'status', 'running', 'attempts', int(tonumber(s[2]) + 1), 'leaseOwner', owner,
-      'leaseUntil', leaseUntil, 'startedAt', s[3] or nowText)
-    -- A duplicate of a stage that succeeded: running again, so no longer among the outputs.
-    if s[1] == 'succeeded' then redis.call('HDEL', JOBS.k_outputs(runId), stage) end
-  end
   local runKey = k_run(runId)
   local run = redis.call('HMGET', runKey, unpack(RUN_READ))
   -- Only a run's first claim finds it queued.
@@ -116,12 +135,21 @@ local function lease(c, request, leaseMs)
     run[4] = 'running'
     run[16] = nowText
   end
+  local outputs = redis.call('HGETALL', JOBS.k_outputs(runId))
+  if kind == 'stage' then
+    for i = 1, #outputs, 2 do
+      if outputs[i] == stage then
+        outputs = rerun(jobKey, runId, stage, attempt, outputs)
+        break
+      end
+    end
+  end
   for i = 1, JOB_N do push(j[i]) end
   push(owner); push(token); push(fenceText); push(leaseUntil); push(int(leaseMs))
   push(redelivered and '1' or '0')
   for i = 1, RUN_N do push(run[i]) end
-  push(redis.call('HGET', k_ledger(j[7]), 'output'))
-  local outputs = redis.call('HGETALL', JOBS.k_outputs(runId))
+  local ledger = JOBS.ledger_get(j[7])
+  push(ledger and ledger.output or false)
   push(int(#outputs))
   for i = 1, #outputs do push(outputs[i]) end
 end

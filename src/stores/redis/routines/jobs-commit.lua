@@ -1,6 +1,6 @@
 -- jobs-commit.lua: jobs.commit, a batch of completions and failures as one atomic script.
 --
--- Keys (P = KEYS[1]): job:<id>, jobrun, jobkey, runjobs:<runId>, run:<id>, stages:<runId>,
+-- Keys (P = KEYS[1]): job:<id>, jobrun (read), jobkey, runjobs:<runId>, run:<id>, stages:<runId>,
 --   stage:<runId>:<index>, jobs:outputs:<runId>, ledger:<key>, runledger:<runId>, attempts:<runId>, queues,
 --   prios:<queue>, ready:<queue>:<priority>, leased:<queue>, parked:<queue>, dead:<queue>,
 --   deadjobs, pub:<subjectId> (written), lock:<key> (read: its fence).
@@ -19,8 +19,9 @@
 -- Invariants:
 --   * Each item is fenced by its own lease and applied as if alone, in order: the lease check
 --     comes before any write, so a refused item changes nothing and does not affect the others.
---   * A completion: ledger entry (the first of a key wins), stage record succeeded (a rollback:
---     rollbackStatus succeeded), the job deleted before the next one is enqueued (so its key
+--   * A completion: ledger entry (the first of a key wins), stage record succeeded with the
+--     lease's attempts and start (the claim wrote neither: lib-jobs.lua, "Stage records"; a
+--     rollback: rollbackStatus succeeded), the job deleted before the next one is enqueued (so its key
 --     never absorbs it), the run moved on or ended, then its publications by compare-and-set.
 --   * A failure appends to attempts:<runId> and applies the engine's decision as given (see
 --     FailureDecision in core/ports/jobs.ts).
@@ -53,8 +54,11 @@ local function complete(item, j)
   JOBS.ledger_put(j, item.output, now)
   local stageKey = JOBS.stage_key(j.runId, j.stage)
   if stageKey and j.kind == 'stage' then
-    redis.call('HSET', stageKey, 'status', 'succeeded', 'output', item.output, 'finishedAt', nowText, 'durationMs', item.durationMs)
-    redis.call('HDEL', stageKey, 'error', 'leaseOwner', 'leaseUntil')
+    -- What the lease did (attempts, start: the claim did not write them) and its outcome.
+    redis.call('HSET', stageKey, 'status', 'succeeded', 'output', item.output, 'finishedAt', nowText, 'durationMs', item.durationMs,
+      'attempts', JOBS.stage_attempts(j), 'startedAt', j.startedAt or nowText)
+    -- Only a failed attempt of this job left an error there.
+    if j.lastError then redis.call('HDEL', stageKey, 'error') end
     redis.call('HSET', JOBS.k_outputs(j.runId), j.stage, item.output)
   elseif stageKey then
     redis.call('HSET', stageKey, 'rollbackStatus', 'succeeded')
@@ -105,8 +109,8 @@ local function failItem(item, j)
   redis.call('HDEL', jobKey, 'lockWaitSince')
   redis.call('HSET', jobKey, 'lastError', item.error)
   if isStage then
-    redis.call('HSET', stageKey, 'error', item.error, 'durationMs', item.durationMs)
-    redis.call('HDEL', stageKey, 'leaseOwner', 'leaseUntil')
+    redis.call('HSET', stageKey, 'error', item.error, 'durationMs', item.durationMs, 'attempts', JOBS.stage_attempts(j))
+    if j.startedAt then redis.call('HSETNX', stageKey, 'startedAt', j.startedAt) end
   end
 
   local action = item.action

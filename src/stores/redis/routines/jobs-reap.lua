@@ -5,7 +5,8 @@
 -- ARGV: none past the time.
 -- Result: {redelivered: {queue: count}} (queues with none left out).
 -- Invariant: a job whose lease expired (leaseUntil <= now) becomes ready with redeliveries + 1
---   and no lease; its stage record loses the lease owner. Cost: one range read per queue plus
+--   and no lease; its stage record keeps the claim (running, its attempts and start: the claim
+--   did not write them, lib-jobs.lua "Stage records") with no lease owner. Cost: one range read per queue plus
 --   the expired leases themselves.
 
 local now = now_ms()
@@ -21,7 +22,11 @@ for _, queue in ipairs(redis.call('SMEMBERS', k('queues'))) do
     redis.call('HINCRBY', k_job(id), 'redeliveries', 1)
     JOBS.index(j)
     local stageKey = j.kind == 'stage' and JOBS.stage_key(j.runId, j.stage)
-    if stageKey then redis.call('HDEL', stageKey, 'leaseOwner', 'leaseUntil') end
+    -- The claim counts (and its stage was running: it stays so until it is claimed again).
+    if stageKey then
+      redis.call('HSET', stageKey, 'status', 'running')
+      JOBS.stage_lease_ended(stageKey, j)
+    end
     redelivered[queue] = (redelivered[queue] or 0) + 1
   end
 end

@@ -6,7 +6,8 @@
 -- Result: {released (count), wake: [queues made ready now]}.
 -- Invariants: only the holder of the current token hands back (an expired lease not yet
 --   reclaimed is still the caller's, and handing it back early is harmless); the claim's attempt
---   is not counted (job attempt - 1, stage record attempts - 1 and back to pending);
+--   is not counted (job attempt - 1; the stage record, which the claim did not write, pending
+--   with the attempts of the claims before);
 --   lockWaitSince is kept (or set to now) for a lock wait, cleared by any other hand-back.
 
 local leases = cjson.decode(ARGV[2])
@@ -30,9 +31,9 @@ for _, lease in ipairs(leases) do
     JOBS.index(j)
     local stageKey = j.kind == 'stage' and JOBS.stage_key(j.runId, j.stage)
     if stageKey then
-      local attempts = tonumber(redis.call('HGET', stageKey, 'attempts') or '0')
-      redis.call('HSET', stageKey, 'status', 'pending', 'attempts', int(math.max(0, attempts - 1)))
-      redis.call('HDEL', stageKey, 'leaseOwner', 'leaseUntil')
+      redis.call('HSET', stageKey, 'status', 'pending')
+      j.attempt = int(math.max(0, tonumber(j.attempt) - 1))
+      JOBS.stage_lease_ended(stageKey, j)
     end
     if delay == 0 then woken[j.queue] = true end
     released = released + 1

@@ -18,11 +18,9 @@ for i, renewal in ipairs(renewals) do
     local leaseUntil = int(now + tonumber(j.leaseMs or '0'))
     redis.call('HSET', k_job(j.id), 'leaseUntil', leaseUntil)
     redis.call('ZADD', k_leased(j.queue), leaseUntil, j.id)
-    local stageKey = j.kind == 'stage' and JOBS.stage_key(j.runId, j.stage)
-    if stageKey then
-      redis.call('HSET', stageKey, 'leaseUntil', leaseUntil)
-      if renewal.progress ~= nil then redis.call('HSET', stageKey, 'progress', renewal.progress) end
-    end
+    -- The stage record reads its leaseUntil from the job (lib-jobs.lua, "Stage records").
+    local stageKey = renewal.progress ~= nil and j.kind == 'stage' and JOBS.stage_key(j.runId, j.stage)
+    if stageKey then redis.call('HSET', stageKey, 'progress', renewal.progress) end
     statuses[i] = { status = 'renewed', leaseUntil = leaseUntil }
   end
 end

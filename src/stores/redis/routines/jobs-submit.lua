@@ -1,8 +1,8 @@
 -- jobs-submit.lua: jobs.submit, a batch of run submissions as one atomic script.
 --
 -- Keys (P = KEYS[1]): run:<id>, runs, runkey, subject:<pipeline>\0<subjectId>, stages:<runId>,
---   stage:<runId>:<index>, job:<id>, jobrun, runjobs:<runId>, jobkey, queues, prios:<queue>,
---   ready:<queue>:<priority>.
+--   stage:<runId>:<index> (a superseded run's), job:<id>, jobrun (a superseded run's jobs),
+--   runjobs:<runId>, jobkey, queues, prios:<queue>, ready:<queue>:<priority>.
 -- ARGV[2]: the terminal run statuses, comma-separated (core's transition table).
 -- ARGV[3..]: the requests, in batch order, as flat arguments (no JSON to decode; numbers as
 --   decimal text, input as JSON text): runId, pipeline, pipelineVersion, input, inputChecksum,
@@ -107,10 +107,8 @@ for _, r in ipairs(requests) do
     redis.call('HSET', k_run(id), unpack(fields))
     redis.call('ZADD', k('runs'), 0, id)
     if r.idempotencyKey then redis.call('HSET', k('runkey'), runKey(r), id) end
+    -- No stage record yet: a stage no write reached reads pending (lib-jobs.lua, "Stage records").
     redis.call('RPUSH', k_stages(id), unpack(r.stages))
-    for index, stage in ipairs(r.stages) do
-      redis.call('HSET', k_stage(id, index - 1), 'runId', id, 'stage', stage, 'index', int(index - 1), 'status', 'pending', 'attempts', '0')
-    end
 
     local superseded = false
     if r.subjectId and r.subjectVersion then

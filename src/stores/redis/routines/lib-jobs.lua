@@ -3,12 +3,14 @@
 --
 -- Shared moves
 --   JOBS.enqueue      a new ready job, unless a live job with its idempotency key absorbs it
---   JOBS.delete_job   a job out of its index and gone (its run stays known in 'jobrun')
+--   JOBS.delete_job   a job out of its index and gone (a cancelled one's run stays known in 'jobrun')
 --   JOBS.end_run      a run ended for good: its jobs deleted, unfinished stages skipped
 --   JOBS.check_lease  the lease check every lease-carrying mutation makes first
 --   JOBS.ledger_put   the ledger entry of a key (the first completion wins)
 --   JOBS.publish      publications by compare-and-set, fenced by the lease and the stage lock
 --   JOBS.restart      a parked or dead job ready again as a fresh start (resume, replay)
+--   JOBS.stage_attempts, JOBS.leased_stages, JOBS.stage_view  a stage record as read while its
+--                     job is leased (see "Stage records" below)
 --
 -- Key of the jobs sub-port (beside lib-keys.lua's):
 --   P..'jobs:outputs:'..runId  hash  stage -> output JSON text of the run's stage records that
@@ -22,8 +24,23 @@
 --   * jobkey maps an idempotency key to its one live (non-dead) job.
 --   * jobs:outputs:<runId> holds exactly the outputs of the run's succeeded stage records: set by
 --     a completion, dropped when a claim or a restart moves a record out of succeeded.
---   * Every job id stays in 'jobrun' after the job is gone, so a holder of a deleted job is told
---     'cancelled' (its run was cancelled or superseded) rather than 'lost'.
+--   * A job deleted by a run's end (cancel, supersede, drain) stays in 'jobrun' (job id -> run
+--     id), so its holder is told 'cancelled' rather than 'lost'; a completed job is not kept
+--     there (its holder, if it commits again, is told 'lost', as its run did not end by cancel).
+--
+-- Stage records: a submission writes none (a stage no write reached reads pending, attempts 0,
+-- with its run id, name and index: JOBS.stage_view), and a claim does NOT write the stage record (it is the hot path: each write there
+-- is server time on every transition). What the lease means for the record is read from the
+-- leased job instead, and written to the record when the lease ends (commit, release, reap, a
+-- run's end):
+--   * while a stage job is leased, its stage reads as status 'running', leaseOwner and
+--     leaseUntil the job's, attempts JOBS.stage_attempts(job), startedAt the record's or else the
+--     job's (JOBS.leased_stages, JOBS.stage_view: reads-get-run, audit-ledger-mismatches);
+--   * a stage job carries startedAt (its first claim: the stage's first claim, as a stage has one
+--     stage job at a time) and stageAttempts (the stage's attempts before the job's own count
+--     began: 0 for a new job, the record's at a restart), so attempts = stageAttempts + attempt
+--     counts every claim, redeliveries included, and none that was released;
+--   * the record's stored leaseOwner and leaseUntil stay absent.
 
 local JOBS = {}
 
@@ -80,14 +97,62 @@ function JOBS.job(id)
   return j
 end
 
--- Deletes job `j` (a table as JOBS.job returns): index, live key, run's job set, record.
-function JOBS.delete_job(j)
+-- Deletes job `j` (a table as JOBS.job returns): index, live key, run's job set, record. With
+-- `cancelled`, its run stays known in 'jobrun' (its holder is told 'cancelled').
+function JOBS.delete_job(j, cancelled)
   JOBS.unindex(j)
-  if j.state ~= 'dead' and redis.call('HGET', k('jobkey'), j.idempotencyKey) == j.id then
+  -- A leased job is live, so the job of its key (a dead one may have a live successor).
+  if j.state == 'leased' then
+    redis.call('HDEL', k('jobkey'), j.idempotencyKey)
+  elseif j.state ~= 'dead' and redis.call('HGET', k('jobkey'), j.idempotencyKey) == j.id then
     redis.call('HDEL', k('jobkey'), j.idempotencyKey)
   end
   redis.call('SREM', k_runjobs(j.runId), j.id)
   redis.call('DEL', k_job(j.id))
+  if cancelled then redis.call('HSET', k('jobrun'), j.id, j.runId) end
+end
+
+-- The stage record's attempts as stage job `j` (a table with attempt, stageAttempts) has them:
+-- text.
+function JOBS.stage_attempts(j)
+  return int(tonumber(j.stageAttempts or '0') + tonumber(j.attempt))
+end
+
+-- The leased stage jobs of run `runId` by stage name: {leaseOwner, leaseUntil, startedAt, attempts}
+-- (text), what a read shows of a stage while its job is leased.
+function JOBS.leased_stages(runId)
+  local leased = {}
+  for _, id in ipairs(redis.call('SMEMBERS', k_runjobs(runId))) do
+    local f = redis.call('HMGET', k_job(id), 'kind', 'state', 'stage', 'leaseOwner', 'leaseUntil', 'startedAt', 'stageAttempts', 'attempt')
+    if f[1] == 'stage' and f[2] == 'leased' then
+      leased[f[3]] = { leaseOwner = f[4], leaseUntil = f[5], startedAt = f[6], attempts = JOBS.stage_attempts({ stageAttempts = f[7] or nil, attempt = f[8] }) }
+    end
+  end
+  return leased
+end
+
+-- Stage `name` (at `index`) of run `runId` as read, from its stored record `flat` (HGETALL; empty
+-- for a stage never written: pending, no attempts) and `l`, its leased job's (JOBS.leased_stages)
+-- or nil.
+function JOBS.stage_view(runId, index, name, flat, l)
+  local t = { runId = runId, stage = name, index = int(index), status = 'pending', attempts = '0' }
+  for i = 1, #flat, 2 do t[flat[i]] = flat[i + 1] end
+  if l then
+    t.status, t.attempts, t.leaseOwner, t.leaseUntil = 'running', l.attempts, l.leaseOwner, l.leaseUntil
+    if not t.startedAt then t.startedAt = l.startedAt end
+  end
+  local out = {}
+  for field, value in pairs(t) do
+    if value then out[#out + 1] = field; out[#out + 1] = value end
+  end
+  return out
+end
+
+-- Writes to stage record `stageKey` what stage job `j`'s lease did when it ends without a
+-- completion or failure (release, reap, a run's end): its attempts and its start.
+function JOBS.stage_lease_ended(stageKey, j)
+  redis.call('HSET', stageKey, 'attempts', JOBS.stage_attempts(j))
+  if j.startedAt then redis.call('HSETNX', stageKey, 'startedAt', j.startedAt) end
 end
 
 -- The stage record key of `stage` in run `runId`, nil when the run has no such stage: callers
@@ -117,7 +182,6 @@ function JOBS.enqueue(run, spec, now)
   if run.tenant then fields[#fields + 1] = 'tenant'; fields[#fields + 1] = run.tenant end
   if run.traceId then fields[#fields + 1] = 'traceId'; fields[#fields + 1] = run.traceId end
   redis.call('HSET', k_job(id), unpack(fields))
-  redis.call('HSET', k('jobrun'), id, run.id)
   redis.call('SADD', k_runjobs(run.id), id)
   redis.call('ZADD', k_ready(queue, spec.priority), nowText, id)
   -- A priority already in prios:<queue> means the queue had a ready job: it is in 'queues'.
@@ -130,15 +194,17 @@ end
 function JOBS.end_run(runId, status, errorText, now)
   for _, jobId in ipairs(redis.call('SMEMBERS', k_runjobs(runId))) do
     local j = JOBS.job(jobId)
-    if j then JOBS.delete_job(j) end
+    if j then
+      -- A leased stage job's claim counts on its record (skipped below, unless it succeeded).
+      local stageKey = j.state == 'leased' and j.kind == 'stage' and JOBS.stage_key(runId, j.stage)
+      if stageKey then JOBS.stage_lease_ended(stageKey, j) end
+      JOBS.delete_job(j, true)
+    end
   end
   local count = redis.call('LLEN', k_stages(runId))
   for i = 0, count - 1 do
     local key = k_stage(runId, i)
-    if redis.call('HGET', key, 'status') ~= 'succeeded' then
-      redis.call('HSET', key, 'status', 'skipped')
-      redis.call('HDEL', key, 'leaseOwner', 'leaseUntil')
-    end
+    if redis.call('HGET', key, 'status') ~= 'succeeded' then redis.call('HSET', key, 'status', 'skipped') end
   end
   local nowText = int(now)
   hset(k_run(runId), { status = status, error = errorText or false, currentStage = false, finishedAt = nowText, updatedAt = nowText })
@@ -164,13 +230,33 @@ function JOBS.clear_lease(id)
   redis.call('HDEL', k_job(id), 'leaseOwner', 'leaseToken', 'fence', 'leaseUntil', 'leaseMs')
 end
 
--- Records the first completion of job `j`'s idempotency key (a later one keeps the first).
+-- Records the first completion of job `j`'s idempotency key (a later one keeps the first): ONE
+-- write-once string (SET NX), see JOBS.ledger_get for its form.
 function JOBS.ledger_put(j, outputText, now)
-  local key = k_ledger(j.idempotencyKey)
-  if redis.call('EXISTS', key) == 1 then return end
-  redis.call('HSET', key, 'key', j.idempotencyKey, 'runId', j.runId, 'stage', j.stage, 'kind', j.kind,
-    'output', outputText, 'completedAt', int(now))
-  redis.call('RPUSH', k_runledger(j.runId), j.idempotencyKey)
+  if redis.call('SET', k_ledger(j.idempotencyKey), JOBS.ledger_text(j.runId, j.kind, int(now), j.stage, outputText), 'NX') then
+    redis.call('RPUSH', k_runledger(j.runId), j.idempotencyKey)
+  end
+end
+
+-- A ledger entry's stored text (see JOBS.ledger_get); arguments are text.
+function JOBS.ledger_text(runId, kind, completedAt, stage, outputText)
+  return runId .. '\0' .. kind .. '\0' .. completedAt .. '\0' .. #stage .. '\0' .. stage .. outputText
+end
+
+-- The ledger entry of `key` as a table of text {runId, kind, completedAt, stage, output}, nil
+-- when there is none. Stored as runId, kind, completedAt and the stage's length in bytes, each
+-- followed by "\0" (none of them holds one), then the stage, then the output JSON text.
+function JOBS.ledger_get(key)
+  local text = redis.call('GET', k_ledger(key))
+  if not text then return nil end
+  local parts, at = {}, 1
+  for i = 1, 4 do
+    local nul = string.find(text, '\0', at, true)
+    parts[i] = string.sub(text, at, nul - 1)
+    at = nul + 1
+  end
+  local stageEnd = at + tonumber(parts[4]) - 1
+  return { runId = parts[1], kind = parts[2], completedAt = parts[3], stage = string.sub(text, at, stageEnd), output = string.sub(text, stageEnd + 1) }
 end
 
 -- Applies publications `pubs` (each subjectId, profile, artifactRef, subjectVersion as text) of
@@ -222,6 +308,8 @@ function JOBS.restart(j, now)
   if stageKey then
     redis.call('HSET', stageKey, 'status', 'pending')
     redis.call('HDEL', JOBS.k_outputs(j.runId), j.stage)
+    -- The job's count starts again at 0: the record's attempts carry on from what it has.
+    redis.call('HSET', k_job(j.id), 'stageAttempts', redis.call('HGET', stageKey, 'attempts') or '0')
   end
   redis.call('HSET', k_run(j.runId), 'status', 'running', 'currentStage', j.stage, 'updatedAt', nowText)
 end

@@ -13,7 +13,7 @@
 --   them (rows.ts), so no number passes through cjson's 14-digit encoder.
 -- - Ids, lease tokens and worker ids come from the client (its IdGenerator), as ARGV.
 --
--- Layout (P = KEYS[1]); the sub-port that writes a key is in brackets
+-- Layout 2 (P = KEYS[1]; migrate.ts has the versions); the sub-port that writes a key is in brackets
 --   P..'meta'                 hash   schema_version, fence (the ONE fence counter: job claims,
 --                                    cache builders and locks all take next_fence())    [root]
 --   P..'run:'..id             hash   Run                                                [jobs, operator]
@@ -21,9 +21,14 @@
 --   P..'runkey'               hash   pipeline.."\0"..idempotencyKey -> run id           [jobs]
 --   P..'subject:'..pipeline.."\0"..subjectId  zset  run ids, score subjectVersion        [jobs]
 --   P..'stages:'..runId       list   stage names in pipeline order                      [jobs]
---   P..'stage:'..runId..':'..index  hash  StageRecord (index is 0-based, as in the list) [jobs, operator]
---   P..'job:'..id             hash   Job                                                [jobs, operator]
---   P..'jobrun'               hash   job id -> run id, kept after the job is deleted    [jobs]
+--   P..'stage:'..runId..':'..index  hash  StageRecord fields (index is 0-based, as in the list)
+--                                    as of the stage's last lease's end, absent until a write
+--                                    reaches the stage; a leased stage reads from its job
+--                                    (lib-jobs.lua, "Stage records"); no leaseOwner, leaseUntil [jobs, operator]
+--   P..'job:'..id             hash   Job, and for a claimed stage job startedAt, stageAttempts
+--                                    (lib-jobs.lua, "Stage records")                    [jobs, operator]
+--   P..'jobrun'               hash   job id -> run id of the jobs a run's end deleted (cancel,
+--                                    supersede, drain)                                  [jobs, operator]
 --   P..'runjobs:'..runId      set    ids of the run's existing jobs (any state)         [jobs, operator]
 --   P..'jobkey'               hash   job idempotencyKey -> id of its non-dead job       [jobs, operator]
 --   P..'queues'               set    every queue that ever had a job or was paused      [jobs, operator]
@@ -36,7 +41,7 @@
 --   P..'parked:'..queue       zset   parked job ids, score 0 (by id)                    [jobs, operator]
 --   P..'dead:'..queue         zset   dead job ids, score 0 (by id)                      [jobs, operator]
 --   P..'deadjobs'             zset   every dead job id, score 0 (by id)                 [jobs, operator]
---   P..'ledger:'..key         hash   LedgerEntry                                        [jobs]
+--   P..'ledger:'..key         string LedgerEntry as ONE write-once string (JOBS.ledger_get) [jobs]
 --   P..'runledger:'..runId    list   the run's ledger keys in completion order          [jobs]
 --   P..'attempts:'..runId     list   FailedAttempt as JSON text, in commit order        [jobs]
 --   P..'jobs:outputs:'..runId hash   stage -> output of the run's succeeded stages (lib-jobs.lua) [jobs]

@@ -19,7 +19,7 @@ for _, id in ipairs(ready) do
   local job = JOBS.job(id)
   -- A run with two ready jobs here is cancelled once (its end deleted the other already).
   if job then
-    JOBS.delete_job(job)
+    JOBS.delete_job(job, true)
     if not terminal[redis.call('HGET', k_run(job.runId), 'status')] then JOBS.end_run(job.runId, 'cancelled', ARGV[3], now) end
   end
 end

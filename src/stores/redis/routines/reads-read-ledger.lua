@@ -5,7 +5,9 @@
 -- Invariant: reads only.
 local entries = {}
 for _, key in ipairs(redis.call('LRANGE', k_runledger(ARGV[2]), 0, -1)) do
-  local entry = redis.call('HGETALL', k_ledger(key))
-  if #entry > 0 then entries[#entries + 1] = entry end
+  local e = JOBS.ledger_get(key)
+  if e then
+    entries[#entries + 1] = { 'key', key, 'runId', e.runId, 'stage', e.stage, 'kind', e.kind, 'output', e.output, 'completedAt', e.completedAt }
+  end
 end
 return ok(entries)
