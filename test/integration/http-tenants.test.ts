@@ -372,6 +372,9 @@ function adminOnly(method: string, url: string): RouteCase {
 
 /** Cases in the order they run: reads before the writes that change what they read. */
 const ORDER = [
+  'GET /v1/dead-letters',
+  'GET /v1/jobs',
+  'GET /v1/jobs/:id',
   'GET /v1/assets/:id',
   'GET /v1/assets/:id/:profile',
   'GET /v1/artifacts/:ref',

@@ -7,6 +7,9 @@
  *   DELETE /v1/assets/:id           cancels versions still in flight, removes the publications (artifacts are collected later)
  * An upload over the limit is 413 before anything is stored (by Content-Length, or as soon as the
  * streamed body passes the limit, its partial temp file removed).
+ * Asset ids are per tenant (see `assetSubject`): each route acts on the asset of the token's tenant,
+ * or of `?tenant=` (an admin token, or an open server; another token naming another tenant is 403
+ * `TENANT_MISMATCH`), so another tenant's asset answers as a missing one.
  */
 import type { Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
