@@ -18,22 +18,12 @@
  * unambiguous. Views shown to a tenant strip its own prefix again ({@link tenantLocal}).
  */
 import type { FastifyRequest } from 'fastify';
-import { NotFoundError, PipelineError } from '../core/errors.ts';
+import { NotFoundError, TenantMismatchError } from '../core/errors.ts';
 import type { Run } from '../core/model.ts';
 import { TokenScope } from '../core/ports/tokens.ts';
 
 /** Separates a tenant from a key of its own; tenant names never contain it. */
 export const TENANT_SEPARATOR = '/';
-
-/** The request names a tenant its (non-admin) token does not act for (HTTP 403). */
-export class TenantMismatchError extends PipelineError {
-  constructor(named: string, own: string) {
-    super('TENANT_MISMATCH', `this token acts for tenant ${JSON.stringify(own)} and cannot act for tenant ${JSON.stringify(named)} (only an admin token can)`, false, {
-      defaultStatus: 403,
-      details: { tenant: named, tokenTenant: own },
-    });
-  }
-}
 
 /** What {@link tenancyOf} needs of a request: its auth (null on an open server). */
 export type TenancyRequest = Pick<FastifyRequest, 'auth'>;
