@@ -12,7 +12,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { TokenScope } from '../../src/core/ports/tokens.ts';
+import { NotFoundError } from '../../src/core/errors.ts';
 import { routeAccessTable } from '../../src/http/auth.ts';
+import { createQrService } from '../../src/pipelines/qr-code/qr-service.ts';
 import { solidImage } from '../support/asset-fixtures.ts';
 import { issueToken, type IssuedToken } from '../support/api-tokens.ts';
 import { openHttpHarness, type HttpHarness } from './http-harness.ts';
@@ -387,6 +389,24 @@ const ORDER = [
 
 function describeTenants({ name, skip, create }: HttpStoreCase): void {
   describe(`tenants on every route (${name} store)`, { skip }, () => {
+    test('which tenant asked for a QR hash is kept in the store: a process that never saw the request (a fresh service) answers A and refuses B', async () => {
+      const h = await openHttpHarness(create);
+      try {
+        const a = await issueToken(h.kiln.store, MEMBER_SCOPES, { tenant: A });
+        h.worker.start();
+        const asked = await call(h.app, 'POST', '/v1/qr', a.headers, { content: 'asked by A', wait: 10_000 });
+        assert.equal(asked.statusCode, 200, asked.body);
+        const hash = String(asked.headers['etag']).replaceAll('"', '');
+        const fresh = createQrService(h.kiln);
+        const answer = await fresh.byHash(hash, undefined, { tenant: A, restricted: true });
+        assert.equal(answer.kind, 'image');
+        await assert.rejects(fresh.byHash(hash, undefined, { tenant: B, restricted: true }), (err: unknown) => err instanceof NotFoundError);
+        assert.equal((await fresh.byHash(hash, undefined, { tenant: 'ops', restricted: false })).kind, 'image', 'an unrestricted caller (admin) sees every hash');
+      } finally {
+        await h.close();
+      }
+    });
+
     test('B cannot see, list, cancel, resume, replay, download or delete anything of A; A can, admin can', async (t) => {
       const h = await openHttpHarness(create);
       try {
