@@ -14,18 +14,15 @@
  * Keys a client chooses (subject ids, Idempotency-Keys, asset ids, QR request records) are per
  * tenant: the store keeps `<tenant>/<key>` for a tenant ({@link tenantKey}), so tenant A's asset
  * `logo` and tenant B's asset `logo` are two subjects, and B's `Idempotency-Key: k` never answers
- * A's run. Tenant names cannot contain `/` (`kiln tokens create` refuses it), so the prefix is
- * unambiguous. Views shown to a tenant strip its own prefix again ({@link tenantLocal}).
+ * A's run (src/core/tenant-keys.ts). Views shown to a tenant strip its own prefix again.
  */
 import type { FastifyRequest } from 'fastify';
 import { NotFoundError, TenantMismatchError } from '../core/errors.ts';
 import type { Run } from '../core/model.ts';
 import { TokenScope } from '../core/ports/tokens.ts';
+import { tenantKey, tenantLocal } from '../core/tenant-keys.ts';
 
-/** Separates a tenant from a key of its own; tenant names never contain it. */
-export const TENANT_SEPARATOR = '/';
-
-/** What {@link tenancyOf} needs of a request: its auth (null on an open server). */
+/** What the functions here need of a request: its auth (null on an open server). */
 export type TenancyRequest = Pick<FastifyRequest, 'auth'>;
 
 /** True when the request's token has the admin scope. */
@@ -69,29 +66,6 @@ export function actingTenant(request: TenancyRequest, named?: string): string | 
   if (isAdmin(request)) return named ?? auth.tenant;
   if (named !== undefined && named !== auth.tenant) throw new TenantMismatchError(named, auth.tenant);
   return auth.tenant;
-}
-
-/**
- * The store key of a tenant's own `key`: `<tenant>/<key>`; the plain key when there is no tenant
- * (an open server), so data written without tokens keeps its ids.
- */
-export function tenantKey(tenant: string | null, key: string): string {
-  return tenant === null ? key : `${tenant}${TENANT_SEPARATOR}${key}`;
-}
-
-/** The key as the tenant named it: `key` without the tenant's own prefix (unchanged without one). */
-export function tenantLocal<T extends string | null>(tenant: string | null, key: T): T {
-  if (tenant === null || key === null) return key;
-  const prefix = `${tenant}${TENANT_SEPARATOR}`;
-  return (key.startsWith(prefix) ? key.slice(prefix.length) : key) as T;
-}
-
-/**
- * Whether a tenant name can be used: tenants key their own ids with {@link TENANT_SEPARATOR},
- * so the name cannot contain it.
- */
-export function isTenantName(tenant: string): boolean {
-  return !tenant.includes(TENANT_SEPARATOR);
 }
 
 /**

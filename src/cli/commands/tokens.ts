@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { ValidationError } from '../../core/errors.ts';
 import type { ApiToken } from '../../core/ports/tokens.ts';
 import { newTokenSecret, parseTokenScopes, TOKEN_PREFIX, tokenRefusal } from '../../core/tokens.ts';
-import { isTenantName, TENANT_SEPARATOR } from '../../http/tenancy.ts';
+import { isTenantName, TENANT_SEPARATOR } from '../../core/tenant-keys.ts';
 import type { CliContext } from '../cli-context.ts';
 import { withCommandRuntime, type GlobalOptions } from '../global-options.ts';
 import { formatTime, renderTable } from '../text-output.ts';

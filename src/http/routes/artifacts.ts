@@ -9,7 +9,8 @@ import type { Kiln } from '../../engine/kiln-types.ts';
 import { access } from '../auth.ts';
 import { publicationView } from '../operator-views.ts';
 import { ArtifactParams, ArtifactQuery, PublicationsQuery } from '../schemas/operator.ts';
-import { canSee, tenantKey, tenantLocal, viewerTenant, type TenancyRequest } from '../tenancy.ts';
+import { tenantKey, tenantLocal } from '../../core/tenant-keys.ts';
+import { canSee, viewerTenant, type TenancyRequest } from '../tenancy.ts';
 
 /** Options of {@link artifactRoutes}. */
 export interface ArtifactRoutesOptions {
