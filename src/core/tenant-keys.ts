@@ -5,12 +5,15 @@
  * create` refuses it), so the prefix is unambiguous.
  */
 
+import { ValidationError } from './errors.ts';
+
 /** Separates a tenant from a key of its own; tenant names never contain it. */
 export const TENANT_SEPARATOR = '/';
 
-/** Whether a tenant name can be used: it cannot contain {@link TENANT_SEPARATOR}. */
-export function isTenantName(tenant: string): boolean {
-  return !tenant.includes(TENANT_SEPARATOR);
+/** Returns `tenant` when it can name a tenant; one holding {@link TENANT_SEPARATOR} is a `ValidationError` naming `flag`. */
+export function checkTenantName(flag: string, tenant: string): string {
+  if (tenant.includes(TENANT_SEPARATOR)) throw new ValidationError(`${flag} cannot contain "${TENANT_SEPARATOR}", got ${JSON.stringify(tenant)}`);
+  return tenant;
 }
 
 /**
