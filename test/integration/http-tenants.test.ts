@@ -389,6 +389,18 @@ const ORDER = [
 
 function describeTenants({ name, skip, create }: HttpStoreCase): void {
   describe(`tenants on every route (${name} store)`, { skip }, () => {
+    test('a token whose tenant holds "/" (made before the CLI refused one) is refused: 401 UNAUTHENTICATED, reason invalid_tenant', async () => {
+      const h = await openHttpHarness(create);
+      try {
+        const slashed = await issueToken(h.kiln.store, MEMBER_SCOPES, { tenant: `${A}/eu` });
+        const res = await call(h.app, 'GET', '/v1/runs', slashed.headers);
+        assert.equal(res.statusCode, 401, res.body);
+        assert.deepEqual([res.json<{ code: string }>().code, res.json<{ details: { reason: string } }>().details.reason], ['UNAUTHENTICATED', 'invalid_tenant']);
+      } finally {
+        await h.close();
+      }
+    });
+
     test('which tenant asked for a QR hash is kept in the store: a process that never saw the request (a fresh service) answers A and refuses B', async () => {
       const h = await openHttpHarness(create);
       try {
