@@ -17,6 +17,7 @@ export {
   ArtifactsUnavailableError,
   UnauthenticatedError,
   ForbiddenScopeError,
+  TenantMismatchError,
   SchemaVersionError,
   StageFailure,
   ErrorClass,
@@ -81,6 +82,8 @@ export {
 export type { SingleFlightCache, CacheKeyOptions, CacheLookup, CacheBuildContext } from './core/cache.ts';
 export { ifNoneMatch } from './http/pipeline-routes.ts';
 export { access, PUBLIC, type RouteScope, type RequestAuth } from './http/auth.ts';
+export { actingTenant, canSee, viewerTenant, visibleOr404, type TenancyRequest } from './http/tenancy.ts';
+export { tenantKey, tenantLocal, tenantSubject } from './core/tenant-keys.ts';
 export { acceptsMediaType, isMultipartForm, mediaTypeOf, mediaTypePattern, multipartError, multipartFile, uploadTooLarge, type UploadedFile } from './http/uploads.ts';
 export { idempotencyKeyOf, parseQueryInteger } from './http/request-rules.ts';
 export { extendRequestDeadline } from './http/request-deadline.ts';

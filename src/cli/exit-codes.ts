@@ -34,6 +34,7 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, ExitCode>> = Object.freeze({
   UNSUPPORTED_MEDIA_TYPE: ExitCode.usage,
   UNAUTHENTICATED: ExitCode.usage,
   FORBIDDEN_SCOPE: ExitCode.usage,
+  TENANT_MISMATCH: ExitCode.usage,
   UNKNOWN_PIPELINE: ExitCode.notFound,
   UNKNOWN_QUEUE: ExitCode.notFound,
   NOT_FOUND: ExitCode.notFound,

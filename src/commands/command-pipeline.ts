@@ -8,6 +8,7 @@
  */
 import { contentHash } from '../core/canonical.ts';
 import { StageFailure } from '../core/errors.ts';
+import { tenantSubject } from '../core/tenant-keys.ts';
 import type { JsonValue } from '../core/model.ts';
 import { definePipeline, type PipelineDefinition, type StageContext, type StageDefinition } from '../core/pipeline/define-pipeline.ts';
 import type { StagePolicyOverrides } from '../core/policy/stage-policy.ts';
@@ -93,7 +94,8 @@ function publication(spec: CommandPipelineSpec, stage: CommandStageSpec, ctx: St
     throw StageFailure.permanent(`stage ${stage.name} publishes ${entry.file}, but its command left no such file in KILN_OUTPUT_DIR`, { code: 'COMMAND_FAILED' });
   }
   const resolve = templateResolver({ pipeline: spec, stage, kind: 'stage', ctx }, (s, file) => commandOutputOf(ctx.outputs[s])?.artifacts[file]?.ref);
-  const subjectId = entry.subject === null ? ctx.run.subjectId : renderText(entry.subject, resolve);
+  // A rendered subject (from the input, say) stays within the run's tenant: it never names another tenant's.
+  const subjectId = entry.subject === null ? ctx.run.subjectId : tenantSubject(ctx.run.tenant, renderText(entry.subject, resolve));
   if (!subjectId) {
     throw StageFailure.permanent(`stage ${stage.name} publishes ${entry.file} without a subject: set publish.subject or submit the run with a subject id`, { code: 'COMMAND_FAILED' });
   }

@@ -230,7 +230,7 @@ export const KilnFileSchema = Type.Object(
                   Type.Union([Type.Literal('public'), Type.Literal('token')], {
                     default: 'public',
                     description:
-                      'Whether GET /metrics needs an API token (token: the read scope) or not (public). Every other route but /healthz needs one as soon as a token exists or the server listens beyond loopback.',
+                      'Whether GET /metrics needs an API token (token: the admin scope, since its series carry tenant labels) or not (public). Every other route but /healthz needs one as soon as a token exists or the server listens beyond loopback.',
                   }),
                 ),
               },

@@ -99,6 +99,16 @@ export class ForbiddenScopeError extends PipelineError {
   }
 }
 
+/** The request names a tenant its (non-admin) token does not act for (HTTP 403); see src/http/tenancy.ts. */
+export class TenantMismatchError extends PipelineError {
+  constructor(named: string, own: string) {
+    super('TENANT_MISMATCH', `this token acts for tenant ${JSON.stringify(own)} and cannot act for tenant ${JSON.stringify(named)} (only an admin token can)`, false, {
+      defaultStatus: 403,
+      details: { tenant: named, tokenTenant: own },
+    });
+  }
+}
+
 /** The thing asked for does not exist (HTTP 404). */
 export class NotFoundError extends PipelineError {
   constructor(what: string, id: string, options: PipelineErrorOptions & { code?: string } = {}) {
@@ -217,9 +227,10 @@ export const ERROR_CODES = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, summary: 'The request Content-Type is not accepted here.' },
   UNAUTHENTICATED: { status: 401, summary: 'The request has no usable API token (none, malformed, unknown, expired or revoked); send Authorization: Bearer <token>.' },
   FORBIDDEN_SCOPE: { status: 403, summary: "The request's API token lacks the scope the route needs (details.required)." },
+  TENANT_MISMATCH: { status: 403, summary: 'A token without admin named a tenant other than its own (body tenant, ?tenant=).' },
   UNKNOWN_PIPELINE: { status: 404, summary: 'No pipeline with that name is registered.' },
   UNKNOWN_QUEUE: { status: 404, summary: 'No registered pipeline has a queue with that name.' },
-  NOT_FOUND: { status: 404, summary: 'The run, job or queue does not exist.' },
+  NOT_FOUND: { status: 404, summary: 'The run, job or queue does not exist (or is another tenant\'s).' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, summary: 'The same Idempotency-Key was used with a different request.' },
   QR_CONTENT_TOO_LONG: { status: 422, summary: 'The QR content has more UTF-8 bytes than the chosen error-correction level holds.' },
   QR_COLORS_UNREADABLE: { status: 422, summary: 'The QR foreground and background colors are the same (or both transparent), so no reader could see the code.' },

@@ -145,7 +145,7 @@ export interface Kiln {
    */
   replayJob(jobId: string): Promise<Job>;
   getJob(jobId: string): Promise<Job>;
-  listJobs(query?: { queue?: string; runId?: string; state?: Job['state']; limit?: number }): Promise<Job[]>;
+  listJobs(query?: { queue?: string; runId?: string; state?: Job['state']; tenant?: string; limit?: number }): Promise<Job[]>;
   ledger(runId: string): Promise<LedgerEntry[]>;
   /** Dead letters (dead stage jobs of `dead_lettered` runs), newest first; replay them with {@link Kiln.replayJob}. */
   listDeadLetters(query?: Partial<ListDeadLettersQuery>): Promise<Job[]>;

@@ -20,6 +20,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ForbiddenScopeError, StoreUnavailableError, UnauthenticatedError } from '../core/errors.ts';
 import { TOKEN_SCOPES, TokenScope, type ApiToken, type TokensPort } from '../core/ports/tokens.ts';
+import { TENANT_SEPARATOR } from '../core/tenant-keys.ts';
 import { grantsScope, hashTokenSecret, looksLikeTokenSecret, tokenRefusal } from '../core/tokens.ts';
 
 /** What a route needs: a token scope, or nothing (`public`: /healthz, the dashboard's static files). */
@@ -231,6 +232,13 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
     if (!token) throw new UnauthenticatedError('the API token is not known to this server', { details: { reason: 'unknown' } });
     const refusal = tokenRefusal(token, nowMs());
     if (refusal) throw new UnauthenticatedError(`the API token was ${refusal}`, { details: { reason: refusal, tokenId: token.id } });
+    // A tenant's own ids are kept as `<tenant>/<id>`: a tenant name holding the separator (a token
+    // made before `kiln tokens create` refused one) could reach another tenant's keys.
+    if (token.tenant.includes(TENANT_SEPARATOR)) {
+      throw new UnauthenticatedError(`the API token's tenant ${JSON.stringify(token.tenant)} contains "${TENANT_SEPARATOR}", which tenant names cannot: create a new token`, {
+        details: { reason: 'invalid_tenant', tokenId: token.id },
+      });
+    }
     if (needed !== undefined && !grantsScope(token.scopes, needed)) throw new ForbiddenScopeError(needed, token.scopes, { details: { tokenId: token.id } });
     request.auth = { tokenId: token.id, tenant: token.tenant, scopes: token.scopes };
   });

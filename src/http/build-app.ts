@@ -144,7 +144,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // multipart/form-data for pipelines' upload routes (`request.file()`); file size limits are per route.
   void app.register(multipart, { throwFileSizeLimit: true, limits: { files: 1 } });
   void app.register(healthRoutes, { kiln: deps.kiln });
-  void app.register(metricsRoutes, { metrics: deps.metrics, scope: metricsAccess === 'token' ? TokenScope.read : PUBLIC });
+  void app.register(metricsRoutes, { metrics: deps.metrics, scope: metricsAccess === 'token' ? TokenScope.admin : PUBLIC });
   void app.register(runRoutes, { kiln: deps.kiln });
   void app.register(jobRoutes, { kiln: deps.kiln });
   void app.register(queueRoutes, { kiln: deps.kiln });

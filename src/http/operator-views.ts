@@ -88,9 +88,16 @@ export function cacheEntryView(entry: CacheEntry): CacheEntryView {
 /** A publication with the URL of its artifact. */
 export type PublicationView = Omit<Publication, 'updatedAt'> & { updatedAt: string; artifactUrl: string };
 
-/** Converts a publication. */
+/**
+ * Converts a publication; its artifact URL names the subject, through which a tenant's token may
+ * read the artifact (see routes/artifacts.ts).
+ */
 export function publicationView(publication: Publication): PublicationView {
-  return { ...publication, updatedAt: new Date(publication.updatedAt).toISOString(), artifactUrl: artifactUrl(publication.artifactRef) };
+  return {
+    ...publication,
+    updatedAt: new Date(publication.updatedAt).toISOString(),
+    artifactUrl: `${artifactUrl(publication.artifactRef)}?subjectId=${encodeURIComponent(publication.subjectId)}`,
+  };
 }
 
 /** Where `GET /v1/artifacts/:ref` serves an artifact. */

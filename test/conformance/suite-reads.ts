@@ -113,6 +113,40 @@ export function describeReadsPort(harness: StoreHarness): void {
       assert.deepEqual(await runIds({ limit: 1 }), [r1.id]);
     });
 
+    test('listJobs and listDeadLetters filter by tenant: only jobs of that tenant\'s runs, none of a run without one', async ({ store, clock }) => {
+      const a1 = await submit(store, { tenant: 'tenant-a' });
+      await clock.advance(1);
+      const b1 = await submit(store, { tenant: 'tenant-b' });
+      await clock.advance(1);
+      const none = await submit(store);
+      await clock.advance(1);
+      const a2 = await submit(store, { tenant: 'tenant-a' });
+      const runIds = async (tenant: string): Promise<string[]> => (await store.reads.listJobs({ tenant, limit: 10 })).map((j) => j.runId);
+      assert.deepEqual(await runIds('tenant-a'), [a1.id, a2.id]);
+      assert.deepEqual(await runIds('tenant-b'), [b1.id]);
+      assert.deepEqual(await runIds('tenant-c'), []);
+      assert.deepEqual((await store.reads.listJobs({ tenant: 'tenant-a', limit: 1 })).map((j) => j.runId), [a1.id], 'the limit counts the tenant\'s jobs only');
+      assert.deepEqual((await store.reads.listJobs({ tenant: 'tenant-a', runId: b1.id, limit: 10 })).length, 0);
+      assert.ok((await store.reads.listJobs({ limit: 10 })).some((j) => j.runId === none.id), 'no tenant filter lists every job');
+
+      // Dead letters: every run's job is claimed (in whatever order the store hands them out) and dead-lettered.
+      const dead: Record<string, string> = {};
+      for (let i = 0; i < 4; i++) {
+        const claimed = await claimOne(store);
+        await failJob(store, claimed, { action: 'dead_letter', rollback: null }, failure('transient', 'TIMEOUT'));
+        dead[claimed.run.id] = claimed.job.id;
+        await clock.advance(1);
+      }
+      const [newerA, olderA] = [dead[a1.id], dead[a2.id]].sort().reverse();
+      const deadIds = async (query: Partial<Parameters<Store['reads']['listDeadLetters']>[0]>): Promise<string[]> =>
+        (await store.reads.listDeadLetters({ limit: 10, ...query })).map((j) => j.id);
+      assert.deepEqual(await deadIds({ tenant: 'tenant-a' }), [newerA, olderA]);
+      assert.deepEqual(await deadIds({ tenant: 'tenant-b', code: 'TIMEOUT' }), [dead[b1.id]]);
+      assert.deepEqual(await deadIds({ tenant: 'tenant-a', before: newerA, limit: 1 }), [olderA]);
+      assert.deepEqual(await deadIds({ tenant: 'tenant-c' }), []);
+      assert.equal((await deadIds({})).length, 4);
+    });
+
     test('getJob reads the job as it stands: ready, then leased by a claim, then ready again with its error, then gone once done', async ({ store }) => {
       const run = await submit(store);
       const [ready] = await store.reads.listJobs({ runId: run.id, limit: 1 });

@@ -119,6 +119,32 @@ test('kiln assets get exits 3 with a clear message when nothing is published; ad
   assert.match(unknownProfile.stderr, /VALIDATION_FAILED: unknown profile huge \(configured: thumb, preview, large\)/);
 });
 
+test('kiln assets --tenant acts on that tenant\'s assets: the same id without a tenant (or of another tenant) is another asset', { timeout: E2E_TIMEOUT_MS }, async (t) => {
+  const dir = await tempDir(t);
+  await mkdir(join(dir, 'in'));
+  await writeFile(join(dir, 'in', 'logo.png'), await solidImage('png', '#22aa44', 200, 100));
+  const added = await kiln(dir, ['assets', 'add', 'in/logo.png', '--profile', 'thumb', '--tenant', 'acme']);
+  assert.equal(added.code, 0, added.stderr);
+  assert.deepEqual(summaryRows(added.stdout).get('in/logo.png'), ['logo', '1', 'succeeded', 'thumb']);
+  const again = await kiln(dir, ['assets', 'add', 'in/logo.png', '--profile', 'thumb']);
+  assert.deepEqual(summaryRows(again.stdout).get('in/logo.png'), ['logo', '1', 'succeeded', 'thumb'], 'without a tenant: another logo, its own version 1');
+
+  const shown = await kiln(dir, ['assets', 'show', 'logo', '--json', '--tenant', 'acme']);
+  assert.equal(shown.code, 0, shown.stderr);
+  const view = JSON.parse(shown.stdout) as { asset_id: string; versions: { run_id: string }[] };
+  assert.equal(view.asset_id, 'logo');
+  assert.equal(view.versions.length, 1);
+  const plain = JSON.parse((await kiln(dir, ['assets', 'show', 'logo', '--json'])).stdout) as { versions: { run_id: string }[] };
+  assert.notEqual(plain.versions[0]?.run_id, view.versions[0]?.run_id, 'two assets, two runs');
+  assert.equal((await kiln(dir, ['assets', 'get', 'logo', 'thumb', '-o', 'acme.png', '--tenant', 'acme'])).code, 0);
+  const other = await kiln(dir, ['assets', 'get', 'logo', 'thumb', '-o', 'x.png', '--tenant', 'globex']);
+  assert.equal(other.code, ExitCode.notFound);
+  assert.match(other.stderr, /NOT_FOUND: no asset logo in this store/);
+  const bad = await kiln(dir, ['assets', 'show', 'logo', '--tenant', 'acme/eu']);
+  assert.equal(bad.code, ExitCode.usage);
+  assert.match(bad.stderr, /VALIDATION_FAILED: --tenant cannot contain "\/"/);
+});
+
 test('kiln assets add --id-from hash gives the same id on every run; files sharing an id become versions 1 and 2', { timeout: E2E_TIMEOUT_MS }, async (t) => {
   const dir = await tempDir(t);
   await mkdir(join(dir, 'a'));

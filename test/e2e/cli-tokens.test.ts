@@ -74,6 +74,7 @@ test('tokens create prints the secret once; list never shows it; revoke; bad inp
     [['tokens', 'create', '--tenant', 'a', '--scopes', 'read,write'], ExitCode.usage, /kiln: VALIDATION_FAILED: unknown scope "write"/],
     [['tokens', 'create', '--tenant', 'a', '--scopes', ','], ExitCode.usage, /VALIDATION_FAILED: at least one scope/],
     [['tokens', 'create', '--tenant', ' ', '--scopes', 'read'], ExitCode.usage, /VALIDATION_FAILED: --tenant must be/],
+    [['tokens', 'create', '--tenant', 'acme/eu', '--scopes', 'read'], ExitCode.usage, /VALIDATION_FAILED: --tenant cannot contain "\/"/],
     [['tokens', 'create', '--tenant', 'a', '--scopes', 'read', '--expires', 'soon'], ExitCode.usage, /VALIDATION_FAILED: --expires must be a positive duration/],
     [['tokens', 'create', '--tenant', 'a', '--scopes', 'read', '--expires', '0d'], ExitCode.usage, /--expires must be a positive duration/],
     [['tokens', 'create', '--scopes', 'read'], ExitCode.usage, /required option '--tenant/],

@@ -1,8 +1,8 @@
 /**
  * The dashboard in Debian's Chromium against a real `kiln serve` on SQLite that has API tokens
  * (made with `kiln tokens create`): the page asks for a token, refuses a wrong one, signs in with
- * a read,operate token and sends it on every call; when that token is revoked (`kiln tokens
- * revoke`) the sign-in form comes back. With live work: a
+ * an admin token (pausing a queue acts on every tenant's work: admin only) and sends it on every
+ * call; when that token is revoked (`kiln tokens revoke`) the sign-in form comes back. With live work: a
  * dead-lettered run is found on the dead-letter view, replayed from the UI (confirmation accepted)
  * and seen to succeed; a queue paused from the UI has none of its jobs claimed (checked through the
  * API while other queues keep working) until it is resumed from the UI; the run view draws the
@@ -101,7 +101,7 @@ test('the dashboard shows live work and steers it through the public API', { tim
     return JSON.parse(res.stdout) as { id: string; token: string };
   };
   const scripts = await createToken('admin', 'e2e scripts');
-  const operator = await createToken('read,operate', 'dashboard');
+  const operator = await createToken('admin', 'dashboard');
   const serve = spawnKiln(['serve', '--port', String(port), '--db', join(dir, 'kiln.db'), '--pipelines', './e2e-pipelines.mts', '--worker-id', 'e2e-worker'], dir, env);
   t.after(async () => {
     killIfRunning(serve);

@@ -3,7 +3,8 @@
  * shell scripts (test/fixtures/commands/): run input values reach the command as literal
  * arguments, files and `::output` values flow to the next stage, exit codes map to error classes
  * with the end of stderr in the error, a cached stage runs once per key (the second time from the
- * worker's own LRU), and a timeout kills the command's whole process group.
+ * worker's own LRU), a timeout kills the command's whole process group, and a published subject
+ * rendered from the input stays within the run's tenant.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -57,6 +58,12 @@ pipelines:
         run: [${f('count.sh')}, "{{input.value}}"]
         env: { COUNTER_FILE: ${dir}/counter }
         cache: local
+  t.publish:
+    inputs: { value: string }
+    stages:
+      - name: record
+        run: [${f('record.sh')}, "{{input.value}}"]
+        publish: { file: args.bin, profile: raw, subject: "{{input.value}}" }
   t.timeout:
     stages:
       - name: hang
@@ -150,6 +157,20 @@ describe('command stages (SQLite, real commands)', () => {
     assert.equal(input.run.id, detail.run.id);
     assert.deepEqual(input.stages['one']?.outputs, { greeting: 'hi there' });
     assert.deepEqual(await readdir(join(dir, 'work')), [], 'attempt directories are removed');
+  });
+
+  test('a subject rendered from the input stays within the run\'s tenant: a run of tenant B naming tenant A\'s subject publishes its own', async () => {
+    const runAs = async (value: string, tenant?: string): Promise<void> => {
+      const { run } = await kiln.submit('t.publish', { value }, tenant === undefined ? {} : { tenant });
+      assert.equal((await kiln.waitForRun(run.id, { timeoutMs: 20_000 })).run.status, 'succeeded');
+    };
+    await runAs('tenant-a/logo', 'tenant-b');
+    assert.deepEqual(await kiln.listPublications('tenant-a/logo'), [], 'nothing published into tenant A\'s subject');
+    assert.deepEqual((await kiln.listPublications('tenant-b/tenant-a/logo')).map((p) => p.profile), ['raw'], 'tenant B\'s own subject');
+    await runAs('tenant-b/own', 'tenant-b');
+    assert.equal((await kiln.listPublications('tenant-b/own')).length, 1, 'a subject already of the tenant stays as it is');
+    await runAs('plain');
+    assert.equal((await kiln.listPublications('plain')).length, 1, 'a run without a tenant publishes the subject as rendered');
   });
 
   test('exit codes map to error classes (defaults and the stage own), with the last lines of stderr in the error', async () => {

@@ -39,13 +39,13 @@ const EXPECTED: Readonly<Record<string, RouteScope>> = {
   'POST /v1/jobs/:id/replay': TokenScope.operate,
   'GET /v1/queues': TokenScope.read,
   'GET /v1/queues/activity': TokenScope.read,
-  'POST /v1/queues/:queue/pause': TokenScope.operate,
-  'POST /v1/queues/:queue/resume': TokenScope.operate,
-  'POST /v1/queues/:queue/drain': TokenScope.operate,
-  'GET /v1/verify': TokenScope.operate,
+  'POST /v1/queues/:queue/pause': TokenScope.admin,
+  'POST /v1/queues/:queue/resume': TokenScope.admin,
+  'POST /v1/queues/:queue/drain': TokenScope.admin,
+  'GET /v1/verify': TokenScope.admin,
   'GET /v1/dead-letters': TokenScope.read,
   'GET /v1/cache/stats': TokenScope.read,
-  'GET /v1/cache/entries': TokenScope.read,
+  'GET /v1/cache/entries': TokenScope.admin,
   'GET /v1/publications': TokenScope.read,
   'GET /v1/artifacts/:ref': TokenScope.read,
   'POST /v1/qr': TokenScope.submit,
@@ -282,15 +282,15 @@ describe('token refusals', () => {
     }
   });
 
-  test('/metrics is public unless http.auth.metrics is token, then it needs read', async () => {
+  test('/metrics is public unless http.auth.metrics is token, then it needs admin (its series carry tenant labels)', async () => {
     for (const metrics of ['public', 'token'] as const) {
       const h = await openHttpHarness(sqliteFile, { auth: { metrics } });
       try {
-        const reader = await issueToken(h.kiln.store, [TokenScope.read]);
-        const submitter = await issueToken(h.kiln.store, [TokenScope.submit]);
+        const admin = await issueToken(h.kiln.store, [TokenScope.admin]);
+        const reader = await issueToken(h.kiln.store, [TokenScope.read, TokenScope.submit, TokenScope.operate]);
         assert.equal((await inject(h.app, 'GET', '/metrics')).statusCode, metrics === 'public' ? 200 : 401, metrics);
-        assert.equal((await inject(h.app, 'GET', '/metrics', submitter.headers)).statusCode, metrics === 'public' ? 200 : 403, metrics);
-        assert.equal((await inject(h.app, 'GET', '/metrics', reader.headers)).statusCode, 200, metrics);
+        assert.equal((await inject(h.app, 'GET', '/metrics', reader.headers)).statusCode, metrics === 'public' ? 200 : 403, metrics);
+        assert.equal((await inject(h.app, 'GET', '/metrics', admin.headers)).statusCode, 200, metrics);
       } finally {
         await h.close();
       }

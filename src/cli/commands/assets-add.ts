@@ -19,6 +19,8 @@ import type { FileOutcome } from './assets-summary.ts';
 /** Options of {@link addAssets}. */
 export interface AddAssetsOptions {
   idFrom: IdFrom;
+  /** Whose assets (see `createAssetService`); null: without a tenant. */
+  tenant: string | null;
   /** Profiles to render; absent = every configured profile. */
   profiles?: string[];
   /** Stop waiting at this epoch-ms time (runs not ended by then are reported as such). */
@@ -161,7 +163,7 @@ async function waitForRuns(rt: Runtime, outcomes: readonly FileOutcome[], stages
  */
 export async function addAssets(rt: Runtime, files: readonly InputFile[], options: AddAssetsOptions, progress: AddProgress): Promise<FileOutcome[]> {
   const stages = rt.kiln.pipelines.get(THUMBNAILS_PIPELINE)?.stages ?? [];
-  const service = createAssetService(rt.kiln);
+  const service = createAssetService(rt.kiln, options.tenant);
   progress.start(files.length, files.length * stages.length);
   const outcomes: FileOutcome[] = [];
   for (const file of files) {

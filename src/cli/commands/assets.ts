@@ -8,6 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { PipelineError, ValidationError } from '../../core/errors.ts';
+import { checkTenantName } from '../../core/tenant-keys.ts';
 import { createAssetService, type AssetService, type AssetView } from '../../pipelines/thumbnails/asset-service.ts';
 import { THUMBNAILS_PIPELINE } from '../../pipelines/thumbnails/pipeline.ts';
 import { thumbnailsSettings } from '../../pipelines/thumbnails/settings.ts';
@@ -23,7 +24,12 @@ import { createAddProgress, progressModeFor } from './assets-progress.ts';
 import { formatAddSummary, isOutcomeOk, isUnfinished } from './assets-summary.ts';
 import { parseDurationOption, parseList } from './option-parsers.ts';
 
-interface AddOptions extends GlobalOptions {
+/** `--tenant` of `kiln assets`: whose assets (ids are per tenant once API tokens are in use). */
+interface TenantOption {
+  tenant?: string;
+}
+
+interface AddOptions extends GlobalOptions, TenantOption {
   profile: string[];
   profiles?: string[];
   idFrom: IdFrom;
@@ -31,12 +37,17 @@ interface AddOptions extends GlobalOptions {
   json?: boolean;
 }
 
-interface GetOptions extends GlobalOptions {
+interface GetOptions extends GlobalOptions, TenantOption {
   output: string;
 }
 
-interface ShowOptions extends GlobalOptions {
+interface ShowOptions extends GlobalOptions, TenantOption {
   json?: boolean;
+}
+
+/** The tenant of `--tenant` (null without it); a name holding the key separator is refused. */
+function tenantOf(opts: TenantOption): string | null {
+  return opts.tenant === undefined ? null : checkTenantName('--tenant', opts.tenant);
 }
 
 /** The profiles asked for by `--profile` and `--profiles` (undefined: all), checked against the configured ones. */
@@ -62,6 +73,7 @@ async function add(ctx: CliContext, patterns: string[], opts: AddOptions): Promi
       files,
       {
         idFrom: opts.idFrom,
+        tenant: tenantOf(opts),
         ...(profiles ? { profiles } : {}),
         ...(opts.timeout === undefined ? {} : { deadlineAt: Date.now() + opts.timeout }),
         interrupted: ctx.shutdownRequested(),
@@ -89,7 +101,7 @@ async function notPublished(service: AssetService, assetId: string, profile: str
 
 async function get(ctx: CliContext, assetId: string, profile: string, opts: GetOptions): Promise<void> {
   await withCommandRuntime(ctx, opts, async (rt) => {
-    const service = createAssetService(rt.kiln);
+    const service = createAssetService(rt.kiln, tenantOf(opts));
     const found = await service.read(assetId, profile).catch(async (err: unknown) => {
       throw err instanceof PipelineError && err.code === 'NOT_FOUND' ? await notPublished(service, assetId, profile) : err;
     });
@@ -159,7 +171,10 @@ function registerAdd(assets: Command, ctx: CliContext): void {
 
 /** Registers `kiln assets add`, `kiln assets get` and `kiln assets show`. */
 export function registerAssetsCommands(program: Command, ctx: CliContext): void {
-  const assets = program.command('assets').description('image assets through the thumbnails pipeline (no server needed)');
+  const assets = program
+    .command('assets')
+    .description('image assets through the thumbnails pipeline (no server needed)')
+    .option('--tenant <tenant>', "act on this tenant's assets (asset ids are per tenant, as a token of that tenant sees them over HTTP); default: assets without a tenant");
   registerAdd(assets, ctx);
   assets
     .command('get <id> <profile>')
@@ -173,7 +188,7 @@ export function registerAssetsCommands(program: Command, ctx: CliContext): void 
     .action((id: string, _o: ShowOptions, cmd: Command) => {
       const opts = cmd.optsWithGlobals<ShowOptions>();
       return withCommandRuntime(ctx, opts, async (rt) => {
-        const view = await createAssetService(rt.kiln).describe(id);
+        const view = await createAssetService(rt.kiln, tenantOf(opts)).describe(id);
         ctx.out(opts.json ? JSON.stringify(view, null, 2) : formatAssetView(view));
       });
     });

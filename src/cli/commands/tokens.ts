@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { ValidationError } from '../../core/errors.ts';
 import type { ApiToken } from '../../core/ports/tokens.ts';
 import { newTokenSecret, parseTokenScopes, TOKEN_PREFIX, tokenRefusal } from '../../core/tokens.ts';
+import { checkTenantName } from '../../core/tenant-keys.ts';
 import type { CliContext } from '../cli-context.ts';
 import { withCommandRuntime, type GlobalOptions } from '../global-options.ts';
 import { formatTime, renderTable } from '../text-output.ts';
@@ -71,7 +72,8 @@ export function registerTokensCommands(program: Command, ctx: CliContext): void 
     .action((_o: CreateOptions, cmd: Command) => {
       const opts = cmd.optsWithGlobals<CreateOptions>();
       // Checked before the store is opened: bad input changes nothing.
-      const tenant = checkLabel('--tenant', opts.tenant);
+      // A tenant's own ids are kept as `<tenant>/<id>` (src/core/tenant-keys.ts): the name cannot hold the separator.
+      const tenant = checkTenantName('--tenant', checkLabel('--tenant', opts.tenant));
       const scopes = parseTokenScopes(opts.scopes);
       const name = opts.name === undefined ? null : checkLabel('--name', opts.name);
       return withCommandRuntime(ctx, opts, async ({ store }) => {

@@ -29,6 +29,8 @@ export interface ListJobsQuery {
   queue?: string;
   runId?: string;
   state?: Job['state'];
+  /** Only jobs of this tenant (the tenant of their run). */
+  tenant?: string;
   limit: number;
 }
 
@@ -37,6 +39,8 @@ export interface ListDeadLettersQuery {
   /** Only jobs whose last error has this code. */
   code?: string;
   queue?: string;
+  /** Only jobs of this tenant (the tenant of their run). */
+  tenant?: string;
   /** Only jobs with an id lower than this (pagination). */
   before?: string;
   limit: number;

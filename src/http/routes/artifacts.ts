@@ -3,11 +3,14 @@
  * dashboard (and anyone) can link outputs and publications to what they point at.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import { NotFoundError } from '../../core/errors.ts';
 import { TokenScope } from '../../core/ports/tokens.ts';
 import type { Kiln } from '../../engine/kiln-types.ts';
 import { access } from '../auth.ts';
 import { publicationView } from '../operator-views.ts';
-import { ArtifactParams, PublicationsQuery } from '../schemas/operator.ts';
+import { ArtifactParams, ArtifactQuery, PublicationsQuery } from '../schemas/operator.ts';
+import { tenantKey, tenantLocal } from '../../core/tenant-keys.ts';
+import { canSee, viewerTenant, type TenancyRequest } from '../tenancy.ts';
 
 /** Options of {@link artifactRoutes}. */
 export interface ArtifactRoutesOptions {
@@ -37,16 +40,43 @@ export function sniffMediaType(bytes: Uint8Array): string {
 }
 
 /**
+ * Whether a request may read artifact `ref`: always on an open server or with an admin token;
+ * a non-admin token only through something of its own tenant that holds the ref (`?run=`: the
+ * run's input or a stage output; `?subjectId=`: a publication of its subject). Anything else is
+ * the 404 of a missing artifact, so a tenant cannot probe another's content by hash.
+ */
+async function mayRead(kiln: Kiln, request: TenancyRequest, ref: string, query: ArtifactQuery): Promise<boolean> {
+  const viewer = viewerTenant(request);
+  if (viewer === null) return true;
+  if (query.run !== undefined) {
+    const detail = await kiln.getRun(query.run).catch((err: unknown) => {
+      if (err instanceof NotFoundError) return null;
+      throw err;
+    });
+    if (detail && canSee(request, detail.run.tenant) && JSON.stringify([detail.run.input, detail.stages.map((s) => s.output)]).includes(ref)) return true;
+  }
+  if (query.subjectId !== undefined) {
+    const publications = await kiln.listPublications(tenantKey(viewer, query.subjectId));
+    if (publications.some((p) => p.artifactRef === ref)) return true;
+  }
+  return false;
+}
+
+/**
  * Registers `GET /v1/publications?subjectId=` (every publication of a subject, with the URL of its
  * artifact) and `GET /v1/artifacts/:ref` (the immutable bytes of `sha256:<hex>`, verified against
  * their hash; 404 when absent).
  */
 export const artifactRoutes: FastifyPluginAsync<ArtifactRoutesOptions> = async (app, { kiln }) => {
   app.get<{ Querystring: PublicationsQuery }>('/v1/publications', { schema: { querystring: PublicationsQuery }, config: access(TokenScope.read) }, async (request) => {
-    return (await kiln.listPublications(request.query.subjectId)).map(publicationView);
+    // A non-admin token names its own subjects (see tenancy.ts) and sees them as it named them.
+    const viewer = viewerTenant(request);
+    const publications = await kiln.listPublications(tenantKey(viewer, request.query.subjectId));
+    return publications.map((p) => publicationView({ ...p, subjectId: tenantLocal(viewer, p.subjectId) }));
   });
 
-  app.get<{ Params: ArtifactParams }>('/v1/artifacts/:ref', { schema: { params: ArtifactParams }, config: access(TokenScope.read) }, async (request, reply) => {
+  app.get<{ Params: ArtifactParams; Querystring: ArtifactQuery }>('/v1/artifacts/:ref', { schema: { params: ArtifactParams, querystring: ArtifactQuery }, config: access(TokenScope.read) }, async (request, reply) => {
+    if (!(await mayRead(kiln, request, request.params.ref, request.query))) throw new NotFoundError('artifact', request.params.ref);
     const bytes = await kiln.artifacts.get(request.params.ref, { verify: true });
     return reply
       .type(sniffMediaType(bytes))

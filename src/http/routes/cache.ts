@@ -20,12 +20,13 @@ export interface CacheRoutesOptions {
 /**
  * Registers `GET /v1/cache/stats` (per cache: hit, miss, stale, negative, wait, builds, counted by
  * this process since it started) and `GET /v1/cache/entries?status&cache&limit` (builder tokens
- * are never shown).
+ * are never shown; admin only, see above). The stats are this process's counters, no keys.
  */
 export const cacheRoutes: FastifyPluginAsync<CacheRoutesOptions> = async (app, { kiln, cacheStats }) => {
   app.get('/v1/cache/stats', { config: access(TokenScope.read) }, async () => (cacheStats ? cacheStats() : []));
 
-  app.get<{ Querystring: CacheEntriesQuery }>('/v1/cache/entries', { schema: { querystring: CacheEntriesQuery }, config: access(TokenScope.read) }, async (request) => {
+  // Entries are shared by every tenant and their keys may name another tenant's content: admin only.
+  app.get<{ Querystring: CacheEntriesQuery }>('/v1/cache/entries', { schema: { querystring: CacheEntriesQuery }, config: access(TokenScope.admin) }, async (request) => {
     return (await kiln.listCacheEntries(request.query)).map(cacheEntryView);
   });
 };

@@ -12,7 +12,7 @@ export interface MetricsSource {
 /** Options of {@link metricsRoutes}. */
 export interface MetricsRoutesOptions {
   metrics: MetricsSource;
-  /** Who may scrape: `public` (the default: Prometheus without a token) or a token scope (`http.auth.metrics: token` = read). */
+  /** Who may scrape: `public` (the default: Prometheus without a token) or a token scope (`http.auth.metrics: token` = admin: its series carry tenant labels). */
   scope?: RouteScope;
 }
 

@@ -25,7 +25,9 @@ async function currentQueue(kiln: Kiln, queue: string): Promise<QueueView> {
 /**
  * Registers `GET /v1/queues`, `GET /v1/queues/activity` (completions and failed attempts per
  * bucket as workers recorded them, ages of ready jobs; every known queue listed) and
- * `POST /v1/queues/:queue/{pause,resume,drain}` (a queue no registered pipeline has: 404 `UNKNOWN_QUEUE`).
+ * `POST /v1/queues/:queue/{pause,resume,drain}` (admin: queues are shared by every tenant; a queue no
+ * registered pipeline has: 404 `UNKNOWN_QUEUE`). The reads are aggregate counts, no ids or tenants:
+ * any read token sees them.
  */
 export const queueRoutes: FastifyPluginAsync<QueueRoutesOptions> = async (app, { kiln }) => {
   app.get('/v1/queues', { config: access(TokenScope.read) }, async () => (await kiln.queues()).map(queueView));
@@ -41,7 +43,8 @@ export const queueRoutes: FastifyPluginAsync<QueueRoutesOptions> = async (app, {
     return queueActivityView(report, queues.map((q) => q.queue));
   });
 
-  const opts = { schema: { params: QueueParams }, config: access(TokenScope.operate) };
+  // Pausing or draining a queue acts on every tenant's jobs on it (a drain cancels their runs): admin only.
+  const opts = { schema: { params: QueueParams }, config: access(TokenScope.admin) };
   app.post<{ Params: QueueParams }>('/v1/queues/:queue/pause', opts, async (request) => {
     await kiln.pauseQueue(request.params.queue);
     return currentQueue(kiln, request.params.queue);

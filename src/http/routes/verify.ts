@@ -1,6 +1,6 @@
 /**
  * `GET /v1/verify`: the invariant audit of `kiln verify` over HTTP (an operator's tool: scope
- * `operate`, since one call may scan the whole store). It answers within the request
+ * `admin`, since one call scans the whole store and its violations name ids of every tenant). It answers within the request
  * deadline: the audit gets most of `http.requestTimeoutMs` and, when that runs out, answers what
  * it found so far with `complete: false` (the CLI, which has no deadline, audits a large store to
  * the end).
@@ -24,7 +24,7 @@ export interface VerifyRoutesOptions {
 
 /** Registers `GET /v1/verify`. */
 export const verifyRoutes: FastifyPluginAsync<VerifyRoutesOptions> = async (app, { kiln, budgetMs, tempGraceMs }) => {
-  app.get<{ Querystring: VerifyQuery }>('/v1/verify', { schema: { querystring: VerifyQuery, response: { 200: VerifyReportSchema } }, config: access(TokenScope.operate) }, async (request) => {
+  app.get<{ Querystring: VerifyQuery }>('/v1/verify', { schema: { querystring: VerifyQuery, response: { 200: VerifyReportSchema } }, config: access(TokenScope.admin) }, async (request) => {
     const { checks, leaseGraceMs, maxViolations } = request.query;
     const graceMs = request.query.tempGraceMs ?? tempGraceMs;
     const report = await kiln.verify({

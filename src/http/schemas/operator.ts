@@ -53,3 +53,17 @@ export type PublicationsQuery = Static<typeof PublicationsQuery>;
 /** `:ref` of `GET /v1/artifacts/:ref`. */
 export const ArtifactParams = Type.Object({ ref: Type.String({ pattern: '^sha256:[0-9a-f]{64}$' }) });
 export type ArtifactParams = Static<typeof ArtifactParams>;
+
+/**
+ * `GET /v1/artifacts/:ref` query: where a non-admin token found the ref (artifacts are shared by
+ * content, so a tenant reads one through something of its own): a run whose input or stage
+ * outputs hold it, or a subject whose publication points to it.
+ */
+export const ArtifactQuery = Type.Object(
+  {
+    run: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'A run whose input or stage outputs hold the ref.' })),
+    subjectId: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'A subject with a publication of the ref.' })),
+  },
+  { additionalProperties: false },
+);
+export type ArtifactQuery = Static<typeof ArtifactQuery>;

@@ -3,7 +3,7 @@
  * it (one run per hash however many requests race), wait briefly for it, and remember
  * `Idempotency-Key`s. The CLI's `kiln qr` uses the same service.
  */
-import { ConflictError, NotFoundError, StageFailure, type JsonValue, type Kiln, type Run } from '../../index.ts';
+import { ConflictError, NotFoundError, StageFailure, tenantKey, type JsonValue, type Kiln, type Run } from '../../index.ts';
 import { canonicalQrRequest, qrContentHash } from './canonical.ts';
 import { createImageMemo, type MemoImage } from './image-memo.ts';
 import { parseQrRequest, type QrOptions } from './options.ts';
@@ -24,6 +24,14 @@ const FAILED: ReadonlySet<string> = new Set(['failed', 'dead_lettered']);
 /** Request-record scopes: the canonical request behind a hash, and client Idempotency-Keys. */
 const CONTENT_SCOPE = 'qr.content';
 const IDEMPOTENCY_SCOPE = 'qr.idempotency-key';
+/**
+ * Request-record scope of which tenant asked for which hash (key `<tenant>/<hash>`): renders are
+ * shared by content (one run and one image per hash, whoever asks), but a tenant sees only the
+ * hashes it asked for (`GET /v1/qr/:hash`, `GET /v1/requests/:id`).
+ */
+const TENANT_SCOPE = 'qr.tenant';
+/** (tenant, hash) pairs this process knows were asked for, so a cached read costs no store round trip. */
+const KNOWN_OWNERS_MAX = 100_000;
 
 /** The answer to a QR request: the image, or the run still building it. */
 export type QrAnswer = { kind: 'image'; hash: string; image: MemoImage } | { kind: 'pending'; hash: string; run: Run };
@@ -37,6 +45,18 @@ export interface QrRequest {
   idempotencyKey?: string;
   /** W3C `traceparent` of the caller: a run started for the request joins its trace. */
   traceparent?: string;
+  /** Who asks (see {@link QrCaller}); omitted: nobody in particular (the CLI, an open server). */
+  caller?: QrCaller;
+}
+
+/**
+ * Who asks, once API tokens are in use: the tenant the request acts for (a run it starts carries
+ * it, its Idempotency-Keys are its own, and the hash becomes one it asked for) and whether it sees
+ * only what that tenant asked for (`restricted`: a token without admin).
+ */
+export interface QrCaller {
+  tenant: string;
+  restricted: boolean;
 }
 
 /** The QR service over one engine. */
@@ -47,9 +67,12 @@ export interface QrService {
    * The image if published, else the run building it (started again if needed, joining the trace
    * of `traceparent`); `NotFoundError` for an unknown hash.
    */
-  byHash(hash: string, traceparent?: string): Promise<QrAnswer>;
-  /** The run of a request id (request ids are run ids) and its content hash; `NotFoundError` if unknown or not a QR run. */
-  requestRun(id: string): Promise<{ run: Run; hash: string }>;
+  byHash(hash: string, traceparent?: string, caller?: QrCaller): Promise<QrAnswer>;
+  /**
+   * The run of a request id (request ids are run ids) and its content hash; `NotFoundError` if
+   * unknown, not a QR run, or (a restricted caller) of a hash its tenant never asked for.
+   */
+  requestRun(id: string, caller?: QrCaller): Promise<{ run: Run; hash: string }>;
 }
 
 /** The run's stored error, as the typed failure it was. */
@@ -78,13 +101,38 @@ export function createQrService(kiln: Kiln): QrService {
     return image;
   };
 
+  /** `<tenant>/<hash>` pairs known to be asked for, oldest first (bounded). */
+  const knownOwners = new Set<string>();
+  const know = (key: string): void => {
+    if (knownOwners.size >= KNOWN_OWNERS_MAX) knownOwners.delete(knownOwners.values().next().value as string);
+    knownOwners.add(key);
+  };
+  /** Records that `caller`'s tenant asked for `hash` (once per process and pair). */
+  const recordOwner = async (hash: string, caller: QrCaller | undefined): Promise<void> => {
+    if (!caller) return;
+    const key = tenantKey(caller.tenant, hash);
+    if (knownOwners.has(key)) return;
+    await kiln.rememberRequest({ scope: TENANT_SCOPE, key, requestHash: hash, value: { contentHash: hash } });
+    know(key);
+  };
+  /** Whether `caller` may see `hash`: unrestricted callers all; a tenant the hashes it asked for. */
+  const maySee = async (hash: string, caller: QrCaller | undefined): Promise<boolean> => {
+    if (!caller?.restricted) return true;
+    const key = tenantKey(caller.tenant, hash);
+    if (knownOwners.has(key)) return true;
+    if (!(await kiln.getRequest(TENANT_SCOPE, key))) return false;
+    know(key);
+    return true;
+  };
+
   /** The live (or succeeded) run of `hash`: identical requests share it; failed runs are followed by a new one. */
-  const ensureRun = async (canonical: JsonValue, hash: string, traceparent: string | undefined): Promise<Run> => {
+  const ensureRun = async (canonical: JsonValue, hash: string, traceparent: string | undefined, tenant: string | undefined): Promise<Run> => {
     // Remembered so that `GET /v1/qr/:hash` can start the render again after a failed run.
     await kiln.rememberRequest({ scope: CONTENT_SCOPE, key: hash, requestHash: hash, value: canonical });
     let key = hash;
     for (let i = 0; ; i++) {
-      const { run } = await kiln.submit(QR_PIPELINE, canonical, { idempotencyKey: key, ...(traceparent === undefined ? {} : { traceparent }) });
+      // The render is shared by content: a run started for a tenant carries it, and serves everyone.
+      const { run } = await kiln.submit(QR_PIPELINE, canonical, { idempotencyKey: key, ...(traceparent === undefined ? {} : { traceparent }), ...(tenant === undefined ? {} : { tenant }) });
       if (!RESUBMITTABLE.has(run.status)) return run;
       if (isPermanentFailure(run) || i === MAX_RESUBMITS) throw runFailure(run);
       // Derived from the failed run, so every request that sees it picks the same next key.
@@ -137,36 +185,43 @@ export function createQrService(kiln: Kiln): QrService {
     }
   };
 
-  const build = async (options: QrOptions, waitMs: number, traceparent: string | undefined): Promise<QrAnswer> => {
+  const build = async (options: QrOptions, waitMs: number, traceparent: string | undefined, caller: QrCaller | undefined): Promise<QrAnswer> => {
     const canonical = canonicalQrRequest(options);
     const hash = qrContentHash(options);
+    await recordOwner(hash, caller);
     const image = await lookup(hash);
     if (image) return { kind: 'image', hash, image };
-    // Identical requests in flight share the first one's run, and so its trace.
-    const run = await coalesce(runsInFlight, hash, () => ensureRun(canonical, hash, traceparent));
+    // Identical requests in flight share the first one's run, and so its trace (and its tenant).
+    const run = await coalesce(runsInFlight, hash, () => ensureRun(canonical, hash, traceparent, caller?.tenant));
     return waitMs > 0 || run.status === 'succeeded' ? waitForImage(hash, run, waitMs) : { kind: 'pending', hash, run };
   };
 
   return {
-    async request({ raw, source, waitMs, idempotencyKey, traceparent }) {
+    async request({ raw, source, waitMs, idempotencyKey, traceparent, caller }) {
       const options = parseQrRequest(raw, source);
-      if (idempotencyKey !== undefined) await checkIdempotencyKey(idempotencyKey, qrContentHash(options));
-      return build(options, waitMs, traceparent);
+      // A tenant's Idempotency-Keys are its own: B's key never answers A's request.
+      if (idempotencyKey !== undefined) await checkIdempotencyKey(caller ? tenantKey(caller.tenant, idempotencyKey) : idempotencyKey, qrContentHash(options));
+      return build(options, waitMs, traceparent, caller);
     },
-    async byHash(hash, traceparent) {
+    async byHash(hash, traceparent, caller) {
+      // Another tenant's hash is answered as an unknown one.
+      if (!(await maySee(hash, caller))) throw new NotFoundError('qr image', hash);
       const image = await lookup(hash);
       if (image) return { kind: 'image', hash, image };
       const record = await kiln.getRequest(CONTENT_SCOPE, hash);
       if (!record) throw new NotFoundError('qr image', hash);
-      return build(parseQrRequest(record.value, 'json'), 0, traceparent);
+      return build(parseQrRequest(record.value, 'json'), 0, traceparent, caller);
     },
-    async requestRun(id) {
+    async requestRun(id, caller) {
       const { run } = await kiln.getRun(id).catch((err: unknown) => {
         throw err instanceof NotFoundError ? new NotFoundError('request', id) : err;
       });
       if (run.pipeline !== QR_PIPELINE) throw new NotFoundError('request', id);
       // The input is the canonical request, so its hash is the content hash.
-      return { run, hash: qrContentHash(parseQrRequest(run.input, 'json')) };
+      const hash = qrContentHash(parseQrRequest(run.input, 'json'));
+      // A tenant sees the runs of the hashes it asked for (a shared render may carry another tenant).
+      if (run.tenant !== caller?.tenant && !(await maySee(hash, caller))) throw new NotFoundError('request', id);
+      return { run, hash };
     },
   };
 }

@@ -6,10 +6,18 @@
  *   GET  /v1/requests/:id  the status of a request (request ids are run ids)
  * `wait` (ms, body field or query parameter) bounds how long a request waits for its render; the
  * request deadline (`http.requestTimeoutMs`) is extended by it, so a documented wait is never a 503.
+ * Renders are shared by content; with API tokens a tenant sees only the hashes (and requests) it
+ * asked for, anything else is the 404 of an unknown one (see qr-service.ts).
  */
-import { access, TokenScope, extendRequestDeadline, idempotencyKeyOf, ifNoneMatch, parseQueryInteger, ValidationError, type PipelineReply, type PipelineRequest, type PipelineRoutes, type Run } from '../../index.ts';
+import { access, actingTenant, viewerTenant, TokenScope, extendRequestDeadline, idempotencyKeyOf, ifNoneMatch, parseQueryInteger, ValidationError, type PipelineReply, type PipelineRequest, type PipelineRoutes, type Run } from '../../index.ts';
 import { QR_PIPELINE } from './pipeline.ts';
-import { createQrService, QR_WAIT_DEFAULT_MS, QR_WAIT_MAX_MS, type QrAnswer } from './qr-service.ts';
+import { createQrService, QR_WAIT_DEFAULT_MS, QR_WAIT_MAX_MS, type QrAnswer, type QrCaller } from './qr-service.ts';
+
+/** Who asks (see QrCaller): nobody in particular on an open server. */
+function callerOf(request: PipelineRequest): QrCaller | undefined {
+  if (!request.auth) return undefined;
+  return { tenant: actingTenant(request) as string, restricted: viewerTenant(request) !== null };
+}
 
 const HASH = /^[0-9a-f]{64}$/;
 const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -60,23 +68,23 @@ export const qrRoutes: PipelineRoutes = {
       const { raw, waitMs } = takeWait(request.body, request.query as Record<string, unknown>);
       extendRequestDeadline(request, waitMs);
       const key = idempotencyKeyOf(request.headers);
-      return send(request, reply, await qr.request({ raw, source: 'json', waitMs, traceparent: request.traceparent, ...(key === undefined ? {} : { idempotencyKey: key }) }));
+      return send(request, reply, await qr.request({ raw, source: 'json', waitMs, traceparent: request.traceparent, caller: callerOf(request), ...(key === undefined ? {} : { idempotencyKey: key }) }));
     });
 
     app.get('/v1/qr', { config: access(TokenScope.submit) }, async (request, reply) => {
       const { raw, waitMs } = takeWait(request.query, {});
       extendRequestDeadline(request, waitMs);
-      return send(request, reply, await qr.request({ raw, source: 'query', waitMs, traceparent: request.traceparent }));
+      return send(request, reply, await qr.request({ raw, source: 'query', waitMs, traceparent: request.traceparent, caller: callerOf(request) }));
     });
 
     app.get<{ Params: { hash: string } }>('/v1/qr/:hash', { config: access(TokenScope.read) }, async (request, reply) => {
       const hash = request.params.hash.toLowerCase();
       if (!HASH.test(hash)) throw new ValidationError('hash must be 64 hexadecimal characters (a content hash)');
-      return send(request, reply, await qr.byHash(hash, request.traceparent));
+      return send(request, reply, await qr.byHash(hash, request.traceparent, callerOf(request)));
     });
 
     app.get<{ Params: { id: string } }>('/v1/requests/:id', { config: access(TokenScope.read) }, async (request) => {
-      const { run, hash } = await qr.requestRun(request.params.id);
+      const { run, hash } = await qr.requestRun(request.params.id, callerOf(request));
       const { result_url: resultUrl, ...status } = pendingBody(hash, run);
       return { ...status, ...(run.status === 'succeeded' ? { result_url: resultUrl } : {}), ...(run.error ? { error: run.error } : {}) };
     });

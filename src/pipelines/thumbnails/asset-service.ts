@@ -4,7 +4,7 @@
  * delete publications.
  */
 import { Readable } from 'node:stream';
-import { NotFoundError, PipelineError, ValidationError, type Kiln, type Publication, type Run } from '../../index.ts';
+import { NotFoundError, PipelineError, tenantKey, ValidationError, type Kiln, type Publication, type Run } from '../../index.ts';
 import { ASSET_ID, type AssetSource, type ThumbnailsInput } from './input.ts';
 import { THUMBNAILS_PIPELINE } from './pipeline.ts';
 import { thumbnailsSettings } from './settings.ts';
@@ -110,22 +110,43 @@ export function checkAssetId(assetId: string): void {
   if (!ASSET_ID.test(assetId)) throw new ValidationError(`asset id must match ${ASSET_ID}`, { details: { assetId } });
 }
 
-/** Creates the service. */
-export function createAssetService(kiln: Kiln): AssetService {
+/**
+ * The store subject of asset `assetId` of `tenant`: `<tenant>/<assetId>` (asset ids contain no
+ * `/`), the plain id without a tenant. Tenant A's `logo` and tenant B's `logo` are two subjects:
+ * two version counters, two sets of runs superseding each other, two sets of publications.
+ */
+export function assetSubject(tenant: string | null, assetId: string): string {
+  return tenantKey(tenant, assetId);
+}
+
+/**
+ * Creates the service, acting for `tenant` (null: assets without a tenant, as `kiln assets` and
+ * an open server keep them): its runs carry the tenant and its asset ids are the tenant's own.
+ */
+export function createAssetService(kiln: Kiln, tenant: string | null = null): AssetService {
   const settings = thumbnailsSettings(kiln.settingsOf(THUMBNAILS_PIPELINE));
+  const subjectOf = (assetId: string): string => assetSubject(tenant, assetId);
+  /** Listing filters of this tenant's runs of an asset. */
+  const runsOf = (assetId: string) => ({ pipeline: THUMBNAILS_PIPELINE, subjectId: subjectOf(assetId), ...(tenant === null ? {} : { tenant }) });
 
   const publicationOf = async (assetId: string, profile: string): Promise<Publication> => {
     checkAssetId(assetId);
-    const publication = await kiln.getPublication(assetId, profile);
+    const publication = await kiln.getPublication(subjectOf(assetId), profile);
     if (!publication) throw new NotFoundError('publication', `${assetId}/${profile}`);
     return publication;
   };
 
   const start = async (assetId: string, source: AssetSource, profiles: string[] | undefined, traceparent: string | undefined): Promise<StartedVersion> => {
     checkAssetId(assetId);
-    const version = await kiln.allocateVersion(VERSION_SCOPE, assetId);
+    const subjectId = subjectOf(assetId);
+    const version = await kiln.allocateVersion(VERSION_SCOPE, subjectId);
     const input: ThumbnailsInput = { assetId, version, source, ...(profiles ? { profiles } : {}) };
-    const { run } = await kiln.submit(THUMBNAILS_PIPELINE, input, { subjectId: assetId, subjectVersion: version, ...(traceparent === undefined ? {} : { traceparent }) });
+    const { run } = await kiln.submit(THUMBNAILS_PIPELINE, input, {
+      subjectId,
+      subjectVersion: version,
+      ...(tenant === null ? {} : { tenant }),
+      ...(traceparent === undefined ? {} : { traceparent }),
+    });
     return { assetId, version, run };
   };
 
@@ -142,8 +163,8 @@ export function createAssetService(kiln: Kiln): AssetService {
       const limit = Math.min(page.limit ?? LISTED_VERSIONS, MAX_LISTED_VERSIONS);
       // One more than the page: whether an older page exists, without a count.
       const [listed, publications] = await Promise.all([
-        kiln.listRuns({ pipeline: THUMBNAILS_PIPELINE, subjectId: assetId, limit: limit + 1, ...(page.before === undefined ? {} : { before: page.before }) }),
-        kiln.listPublications(assetId),
+        kiln.listRuns({ ...runsOf(assetId), limit: limit + 1, ...(page.before === undefined ? {} : { before: page.before }) }),
+        kiln.listPublications(subjectOf(assetId)),
       ]);
       if (listed.length === 0 && publications.length === 0 && page.before === undefined) throw new NotFoundError('asset', assetId);
       const runs = listed.slice(0, limit);
@@ -170,7 +191,7 @@ export function createAssetService(kiln: Kiln): AssetService {
     async remove(assetId) {
       checkAssetId(assetId);
       const listUnfinished = (status: (typeof UNFINISHED)[number]) =>
-        kiln.listRuns({ pipeline: THUMBNAILS_PIPELINE, subjectId: assetId, status, limit: LISTED_VERSIONS });
+        kiln.listRuns({ ...runsOf(assetId), status, limit: LISTED_VERSIONS });
       // Runs still in flight are cancelled first, so none of them can publish after the delete
       // (a cancelled run's jobs are gone: its publish commit is refused).
       for (const status of UNFINISHED) {
@@ -180,7 +201,7 @@ export function createAssetService(kiln: Kiln): AssetService {
           if (page.length < LISTED_VERSIONS) break;
         }
       }
-      return kiln.deletePublications(assetId);
+      return kiln.deletePublications(subjectOf(assetId));
     },
   };
 }

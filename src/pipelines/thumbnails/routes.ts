@@ -7,22 +7,32 @@
  *   DELETE /v1/assets/:id           cancels versions still in flight, removes the publications (artifacts are collected later)
  * An upload over the limit is 413 before anything is stored (by Content-Length, or as soon as the
  * streamed body passes the limit, its partial temp file removed).
+ * Asset ids are per tenant (see `assetSubject`): each route acts on the asset of the token's tenant,
+ * or of `?tenant=` (an admin token, or an open server; another token naming another tenant is 403
+ * `TENANT_MISMATCH`), so another tenant's asset answers as a missing one.
  */
 import type { Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
-import { access, TokenScope, acceptsMediaType, ifNoneMatch, isMultipartForm, mediaTypePattern, mediaTypeOf, multipartFile, PipelineError, uploadTooLarge, type PipelineReply, type PipelineRoutes } from '../../index.ts';
+import { access, actingTenant, TokenScope, acceptsMediaType, ifNoneMatch, isMultipartForm, mediaTypePattern, mediaTypeOf, multipartFile, PipelineError, uploadTooLarge, type PipelineReply, type PipelineRequest, type PipelineRoutes } from '../../index.ts';
 import { createAssetService, LISTED_VERSIONS, MAX_LISTED_VERSIONS, type StartedVersion } from './asset-service.ts';
 import { THUMBNAILS_PIPELINE } from './pipeline.ts';
+
+const TENANT_DESCRIPTION = "Whose asset: an admin token (or an open server) names any tenant; another token only its own. Default: the token's tenant (none on an open server).";
 
 /** `GET /v1/assets/:id` query: one page of versions, newest first; page with `before=<next_before>`. */
 const AssetVersionsQuery = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LISTED_VERSIONS, default: LISTED_VERSIONS })),
     before: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Keyset cursor: `next_before` of the previous page.' })),
+    tenant: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: TENANT_DESCRIPTION })),
   },
   { additionalProperties: false },
 );
 type AssetVersionsQuery = Static<typeof AssetVersionsQuery>;
+
+/** The query of the other asset routes: only whose asset it is. */
+const AssetTenantQuery = Type.Object({ tenant: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: TENANT_DESCRIPTION })) });
+type AssetTenantQuery = Static<typeof AssetTenantQuery>;
 
 const RAW_TYPES = /^(image\/[A-Za-z0-9.+-]+|application\/octet-stream)$/i;
 
@@ -47,12 +57,14 @@ function accepted(reply: PipelineReply, started: StartedVersion): PipelineReply 
 export const assetRoutes: PipelineRoutes = {
   pipeline: THUMBNAILS_PIPELINE,
   plugin: async (app, { kiln }) => {
-    const assets = createAssetService(kiln);
-    const limit = assets.maxUploadBytes;
+    const limit = createAssetService(kiln).maxUploadBytes;
+    /** The service acting for the request's tenant (asset ids are per tenant; see asset-service.ts). */
+    const assetsOf = (request: PipelineRequest & { query: { tenant?: string } }) => createAssetService(kiln, actingTenant(request, request.query.tenant));
     // Raw bodies reach the handler as the request stream: nothing is buffered in memory.
     app.addContentTypeParser(mediaTypePattern(RAW_TYPES), (_request, payload, done) => done(null, payload));
 
-    app.put<{ Params: { id: string } }>('/v1/assets/:id', { config: access(TokenScope.submit) }, async (request, reply) => {
+    app.put<{ Params: { id: string }; Querystring: AssetTenantQuery }>('/v1/assets/:id', { schema: { querystring: AssetTenantQuery }, config: access(TokenScope.submit) }, async (request, reply) => {
+      const assets = assetsOf(request);
       const type = mediaTypeOf(request.headers['content-type']);
       const length = Number(request.headers['content-length'] ?? Number.NaN);
       if (Number.isFinite(length) && length > limit) throw uploadTooLarge(limit);
@@ -64,12 +76,13 @@ export const assetRoutes: PipelineRoutes = {
       return accepted(reply, await assets.upload(request.params.id, request.body as Readable, declaredOf(type), undefined, request.traceparent));
     });
 
-    app.get<{ Params: { id: string }; Querystring: AssetVersionsQuery }>('/v1/assets/:id', { schema: { querystring: AssetVersionsQuery }, config: access(TokenScope.read) }, async (request) =>
-      assets.describe(request.params.id, request.query),
-    );
+    app.get<{ Params: { id: string }; Querystring: AssetVersionsQuery }>('/v1/assets/:id', { schema: { querystring: AssetVersionsQuery }, config: access(TokenScope.read) }, async (request) => {
+      const { tenant: _tenant, ...page } = request.query;
+      return assetsOf(request).describe(request.params.id, page);
+    });
 
-    app.get<{ Params: { id: string; profile: string } }>('/v1/assets/:id/:profile', { config: access(TokenScope.read) }, async (request, reply) => {
-      const { publication, open } = await assets.published(request.params.id, request.params.profile);
+    app.get<{ Params: { id: string; profile: string }; Querystring: AssetTenantQuery }>('/v1/assets/:id/:profile', { schema: { querystring: AssetTenantQuery }, config: access(TokenScope.read) }, async (request, reply) => {
+      const { publication, open } = await assetsOf(request).published(request.params.id, request.params.profile);
       const etag = `"${publication.artifactRef.slice('sha256:'.length)}"`;
       // The same URL serves a newer version later: cache, but revalidate (the ETag makes that cheap).
       void reply.header('etag', etag).header('cache-control', 'no-cache').header('x-asset-version', String(publication.subjectVersion));
@@ -79,7 +92,10 @@ export const assetRoutes: PipelineRoutes = {
       return reply.status(200).type(sniffImageType(head)).header('content-length', size).send(body);
     });
 
-    app.delete<{ Params: { id: string } }>('/v1/assets/:id', { config: access(TokenScope.submit) }, async (request) => ({ asset_id: request.params.id, deleted: await assets.remove(request.params.id) }));
+    app.delete<{ Params: { id: string }; Querystring: AssetTenantQuery }>('/v1/assets/:id', { schema: { querystring: AssetTenantQuery }, config: access(TokenScope.submit) }, async (request) => ({
+      asset_id: request.params.id,
+      deleted: await assetsOf(request).remove(request.params.id),
+    }));
   },
 };
 

@@ -5,7 +5,7 @@
  * bytes reuses it instead of computing it again.
  */
 import { createReadStream } from 'node:fs';
-import { contentHash, StageFailure, type JsonValue, type StageContext } from '../../index.ts';
+import { contentHash, StageFailure, tenantKey, type JsonValue, type StageContext } from '../../index.ts';
 import { resolveImport } from './media/import-roots.ts';
 import { normalizeImage } from './media/normalize.ts';
 import { renderProfile, TOOLCHAIN_DIGEST, type RenderProfile } from './media/render-profile.ts';
@@ -125,13 +125,15 @@ export async function render(ctx: StageContext): Promise<JsonValue> {
 
 /**
  * Points each `(asset, profile)` at its output in this stage's commit, fenced by the lease and by
- * compare-and-set on the version: an older version never replaces a newer one.
+ * compare-and-set on the version: an older version never replaces a newer one. The asset is the
+ * run's tenant's (see `assetSubject`): whoever submitted the run, it can publish only there.
  */
 export function publish(ctx: StageContext): JsonValue {
   const { assetId, version } = thumbnailsInput(ctx.input);
   const { profiles } = outputOf<RenderOutput>(ctx, 'render');
+  const subjectId = tenantKey(ctx.run.tenant, assetId);
   for (const [profile, product] of Object.entries(profiles)) {
-    ctx.publish({ subjectId: assetId, profile, artifactRef: product.artifact, subjectVersion: version });
+    ctx.publish({ subjectId, profile, artifactRef: product.artifact, subjectVersion: version });
   }
   return { published: Object.keys(profiles).sort() };
 }

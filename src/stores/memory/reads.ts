@@ -51,7 +51,8 @@ function listJobs(state: MemoryState, query: ListJobsQuery): Job[] {
       (j) =>
         (query.queue === undefined || j.queue === query.queue) &&
         (query.runId === undefined || j.runId === query.runId) &&
-        (query.state === undefined || j.state === query.state),
+        (query.state === undefined || j.state === query.state) &&
+        (query.tenant === undefined || j.tenant === query.tenant),
     )
     .sort((a, b) => a.enqueuedAt - b.enqueuedAt || compareIds(a.id, b.id))
     .slice(0, Math.max(0, query.limit));
@@ -114,6 +115,7 @@ function listDeadLetters(state: MemoryState, query: ListDeadLettersQuery): Job[]
         state.runs.get(j.runId)?.status === RunStatus.dead_lettered &&
         (query.code === undefined || j.lastError?.code === query.code) &&
         (query.queue === undefined || j.queue === query.queue) &&
+        (query.tenant === undefined || j.tenant === query.tenant) &&
         (before === undefined || j.id < before),
     )
     .sort((a, b) => compareIds(b.id, a.id))

@@ -56,6 +56,7 @@ async function listJobs(ctx: PgContext, query: ListJobsQuery): Promise<Job[]> {
     ['run_id', '=', query.runId],
     ['queue', '=', query.queue],
     ['state', '=', query.state],
+    ['tenant', '=', query.tenant],
   ];
   return (await queryListing<JobRow>(ctx.pool, ctx.sql.reads.listJobs, filters, query.limit)).map(jobFromRow);
 }
@@ -81,6 +82,7 @@ async function listDeadLetters(ctx: PgContext, query: ListDeadLettersQuery): Pro
   const filters: ListingFilter[] = [
     ["j.last_error ->> 'code'", '=', query.code],
     ['j.queue', '=', query.queue],
+    ['j.tenant', '=', query.tenant],
     ['j.id', '<', query.before],
   ];
   return (await queryListing<JobRow>(ctx.pool, ctx.sql.reads.listDeadLetters, filters, query.limit)).map(jobFromRow);

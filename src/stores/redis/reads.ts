@@ -53,7 +53,7 @@ async function getJob(ctx: RedisContext, jobId: string): Promise<Job | null> {
 }
 
 async function listJobs(ctx: RedisContext, query: ListJobsQuery): Promise<Job[]> {
-  const args = [optionalArg(query.queue), optionalArg(query.runId), optionalArg(query.state), listLimit(query.limit)];
+  const args = [optionalArg(query.queue), optionalArg(query.runId), optionalArg(query.state), listLimit(query.limit), optionalArg(query.tenant)];
   return listOf(await ctx.call<Flats>('reads-list-jobs', args)).map(jobFrom);
 }
 
@@ -83,7 +83,7 @@ async function listAttempts(ctx: RedisContext, runId: string): Promise<FailedAtt
 }
 
 async function listDeadLetters(ctx: RedisContext, query: ListDeadLettersQuery): Promise<Job[]> {
-  const args = [optionalArg(query.code), optionalArg(query.queue), optionalArg(query.before), listLimit(query.limit)];
+  const args = [optionalArg(query.code), optionalArg(query.queue), optionalArg(query.before), listLimit(query.limit), optionalArg(query.tenant)];
   return listOf(await ctx.call<Flats>('reads-list-dead-letters', args)).map(jobFrom);
 }
 

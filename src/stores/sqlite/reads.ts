@@ -47,7 +47,7 @@ function getJob(ctx: SqliteContext, jobId: string): Job | null {
 /** Jobs matching the filter, oldest first. */
 function listJobs(ctx: SqliteContext, query: ListJobsQuery): Job[] {
   const sql = ctx.sql();
-  const params = { queue: query.queue ?? null, state: query.state ?? null, limit: Math.max(0, query.limit) };
+  const params = { queue: query.queue ?? null, state: query.state ?? null, tenant: query.tenant ?? null, limit: Math.max(0, query.limit) };
   const rows = query.runId === undefined ? sql.listJobs.all(params) : sql.listJobsOfRun.all({ ...params, run_id: query.runId });
   return rows.map(jobFromRow);
 }
@@ -88,7 +88,7 @@ function listAttempts(ctx: SqliteContext, runId: string): FailedAttempt[] {
 
 /** Dead stage jobs of dead-lettered runs, newest first. */
 function listDeadLetters(ctx: SqliteContext, query: ListDeadLettersQuery): Job[] {
-  const params = { code: query.code ?? null, queue: query.queue ?? null, before: query.before ?? AFTER_EVERY_ID, limit: Math.max(0, query.limit) };
+  const params = { code: query.code ?? null, queue: query.queue ?? null, tenant: query.tenant ?? null, before: query.before ?? AFTER_EVERY_ID, limit: Math.max(0, query.limit) };
   return ctx.sql().listDeadLetters.all(params).map(jobFromRow);
 }
 

@@ -52,11 +52,17 @@ export function cacheView(container) {
   );
   return {
     async refresh() {
-      const [stats, entries] = await Promise.all([get('/v1/cache/stats'), get('/v1/cache/entries', { status: 'building', limit: 100 })]);
+      // Entries are every tenant's (their keys are content): only an admin token reads them.
+      const entriesOrNull = get('/v1/cache/entries', { status: 'building', limit: 100 }).catch((err) => {
+        if (err?.code === 'FORBIDDEN_SCOPE') return null;
+        throw err;
+      });
+      const [stats, entries] = await Promise.all([get('/v1/cache/stats'), entriesOrNull]);
       if (stats.length === 0) emptyRow(counters, 8, 'No cache lookup in this process yet.');
       else patchRows(counters, stats, (c) => c.cache, counterRow);
       for (const fill of counters.querySelectorAll('.meter-fill')) fill.style.width = `${Number(fill.dataset.ratio) * 100}%`;
-      if (entries.length === 0) emptyRow(building, 6, 'Nothing is being built right now.');
+      if (entries === null) emptyRow(building, 6, 'Cache entries are shown to admin tokens only.');
+      else if (entries.length === 0) emptyRow(building, 6, 'Nothing is being built right now.');
       else patchRows(building, entries, (e) => `${e.cache}\u0000${e.key}`, entryRow);
     },
   };

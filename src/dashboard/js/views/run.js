@@ -10,18 +10,21 @@ const REF = /(sha256:[0-9a-f]{64})/;
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'superseded']);
 const LIVE = new Set(['queued', 'running', 'parked']);
 
-/** JSON, pretty-printed, with every artifact ref a link to its bytes. */
-function jsonBlock(value) {
+/**
+ * JSON of run `runId`, pretty-printed, with every artifact ref a link to its bytes (through the
+ * run, so a tenant's token may read them).
+ */
+function jsonBlock(value, runId) {
   if (value === null || value === undefined) return h('span', { class: 'muted' }, '–');
   const text = JSON.stringify(value, null, 2);
-  return h('pre', { class: 'json' }, text.split(REF).map((part) => (REF.test(part) ? h('a', { href: `/v1/artifacts/${encodeURIComponent(part)}`, target: '_blank', rel: 'noopener' }, part) : part)));
+  return h('pre', { class: 'json' }, text.split(REF).map((part) => (REF.test(part) ? h('a', { href: `/v1/artifacts/${encodeURIComponent(part)}?run=${encodeURIComponent(runId)}`, target: '_blank', rel: 'noopener' }, part) : part)));
 }
 
 function fact(label, value) {
   return [h('dt', {}, label), h('dd', {}, value ?? '–')];
 }
 
-function stageRow(stage) {
+function stageRow(stage, runId) {
   return h(
     'tr',
     { 'data-stage': stage.stage },
@@ -32,8 +35,8 @@ function stageRow(stage) {
     h('td', {}, timeCell(stage.finishedAt)),
     h('td', { class: 'num' }, formatDuration(stage.durationMs)),
     h('td', { class: 'mono small' }, stage.leaseOwner ?? '–', stage.leaseUntil ? h('div', { class: 'muted' }, 'until ', timeCell(stage.leaseUntil)) : null),
-    h('td', {}, jsonBlock(stage.progress)),
-    h('td', {}, stage.error ? h('div', { class: 'error-text' }, h('b', {}, stage.error.code), ` ${stage.error.message}`) : null, jsonBlock(stage.output)),
+    h('td', {}, jsonBlock(stage.progress, runId)),
+    h('td', {}, stage.error ? h('div', { class: 'error-text' }, h('b', {}, stage.error.code), ` ${stage.error.message}`) : null, jsonBlock(stage.output, runId)),
   );
 }
 
@@ -131,12 +134,12 @@ export function runView(container, ctx) {
         fact('Duration', formatDuration(end - start)),
         fact('Trace id', run.traceId ? h('span', { class: 'mono small' }, run.traceId) : null),
         fact('Idempotency key', run.idempotencyKey ? h('span', { class: 'mono small' }, run.idempotencyKey) : null),
-        fact('Input', jsonBlock(run.input)),
+        fact('Input', jsonBlock(run.input, run.id)),
       );
       replace(errorBox, run.error ? h('div', { class: `callout ${run.status === 'running' ? 'warn' : 'error'}` }, h('b', {}, `${run.error.class} · ${run.error.code}`), h('div', {}, run.error.message)) : null);
       // Drawn at the container's pixel width, so text keeps its size whatever the window.
       replace(chart, timelineChart(timelineRows(run, run.stages, attempts, end), { start, end, width: Math.max(480, chart.clientWidth - 32) }));
-      patchRows(stagesBody, run.stages, (s) => s.stage, stageRow);
+      patchRows(stagesBody, run.stages, (s) => s.stage, (s) => stageRow(s, run.id));
       if (attempts.length === 0) emptyRow(attemptsBody, 9, 'No attempt failed.');
       else patchRows(attemptsBody, attempts, (a) => `${a.jobId}:${a.failedAt}`, attemptRow);
       replace(publications, pubs && pubs.length > 0 ? [h('h2', {}, `Publications of ${run.subjectId}`), table('publications-table', ['Profile', 'Version#', 'Artifact', 'Updated'], h('tbody', {}, pubs.map(publicationRow)))] : null);

@@ -2,7 +2,7 @@
 -- Keys: runjobs:<runId>, queues, prios:<q>, ready:<q>:<priority>, leased:<q>, parked:<q>,
 --   dead:<q>, job:<id>.
 -- ARGV (optional ones '' when absent, '=' .. value when given): [2] queue, [3] run id, [4] state,
---   [5] limit.
+--   [5] limit, [6] tenant.
 -- Result: [flat Job hash, ...], oldest first.
 -- Cost: every job the most selective index gives (the run's jobs; else the queue's, or every
 --   queue's, jobs of the state; else all jobs) is read (four fields); the `limit` oldest are kept
@@ -11,6 +11,7 @@
 -- Invariant: reads only.
 local queue, runId, state = opt_arg(ARGV[2]), opt_arg(ARGV[3]), opt_arg(ARGV[4])
 local limit = tonumber(ARGV[5])
+local tenant = opt_arg(ARGV[6])
 if limit <= 0 then return ok({}) end
 
 local ids = {}
@@ -31,8 +32,8 @@ end
 
 local offer, sorted = smallest_by_at_then_id(limit)
 for _, id in ipairs(ids) do
-  local f = redis.call('HMGET', k_job(id), 'queue', 'runId', 'state', 'enqueuedAt')
-  if f[1] and (queue == nil or f[1] == queue) and (runId == nil or f[2] == runId) and (state == nil or f[3] == state) then
+  local f = redis.call('HMGET', k_job(id), 'queue', 'runId', 'state', 'enqueuedAt', 'tenant')
+  if f[1] and (queue == nil or f[1] == queue) and (runId == nil or f[2] == runId) and (state == nil or f[3] == state) and (tenant == nil or f[5] == tenant) then
     offer({ id = id, at = tonumber(f[4]) })
   end
 end

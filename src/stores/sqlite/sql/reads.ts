@@ -74,6 +74,7 @@ export const LIST_DEAD_LETTERS = `
   SELECT j.* FROM jobs j JOIN runs r ON r.id = j.run_id
   WHERE j.state = 'dead' AND j.kind = 'stage' AND r.status = 'dead_lettered' AND j.id < @before
     AND (@queue IS NULL OR j.queue = @queue) AND (@code IS NULL OR j.last_error ->> '$.code' = @code)
+    AND (@tenant IS NULL OR j.tenant = @tenant)
   ORDER BY j.id DESC LIMIT @limit`;
 
 // ---------------------------------------------------------------- jobs and queues
@@ -81,13 +82,13 @@ export const LIST_DEAD_LETTERS = `
 /** In: optional filters (NULL = any), limit. Out: jobs oldest first (a scan: jobs holds only live and dead jobs). */
 export const LIST_JOBS = `
   SELECT * FROM jobs
-  WHERE (@queue IS NULL OR queue = @queue) AND (@state IS NULL OR state = @state)
+  WHERE (@queue IS NULL OR queue = @queue) AND (@state IS NULL OR state = @state) AND (@tenant IS NULL OR tenant = @tenant)
   ORDER BY enqueued_at, id LIMIT @limit`;
 
 /** As {@link LIST_JOBS} for one run, found through jobs_run_key. */
 export const LIST_JOBS_OF_RUN = `
   SELECT * FROM jobs
-  WHERE run_id = @run_id AND (@queue IS NULL OR queue = @queue) AND (@state IS NULL OR state = @state)
+  WHERE run_id = @run_id AND (@queue IS NULL OR queue = @queue) AND (@state IS NULL OR state = @state) AND (@tenant IS NULL OR tenant = @tenant)
   ORDER BY enqueued_at, id LIMIT @limit`;
 
 /** Out: every queue an operator paused or resumed. */
@@ -136,7 +137,7 @@ export function prepareReadsStatements(db: SqliteDatabase) {
     selectStagesOfRun: db.prepare<[string], StageRow>(SELECT_STAGES_OF_RUN),
     selectLedgerOfRun: db.prepare<[string], LedgerRow>(SELECT_LEDGER_OF_RUN),
     selectAttemptsOfRun: db.prepare<[string], FailedAttemptRow>(SELECT_ATTEMPTS_OF_RUN),
-    listDeadLetters: db.prepare<{ code: string | null; queue: string | null; before: string; limit: number }, JobRow>(LIST_DEAD_LETTERS),
+    listDeadLetters: db.prepare<{ code: string | null; queue: string | null; tenant: string | null; before: string; limit: number }, JobRow>(LIST_DEAD_LETTERS),
     listJobs: db.prepare<ListJobsParams, JobRow>(LIST_JOBS),
     listJobsOfRun: db.prepare<ListJobsParams & { run_id: string }, JobRow>(LIST_JOBS_OF_RUN),
     selectQueues: db.prepare<[], { name: string; paused: 0 | 1 }>(SELECT_QUEUES),
