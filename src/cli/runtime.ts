@@ -125,7 +125,7 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
   const env = options.env ?? process.env;
   // artifacts.url (s3://...) selects the S3 store; the filesystem store under artifacts.root is the default.
   const s3 = config.artifacts.s3 ? createS3ArtifactStore({ ...config.artifacts.s3, env }) : null;
-  const artifacts = s3 ?? createFsArtifactStore({ root: config.artifacts.root });
+  const artifacts = s3 ?? createFsArtifactStore({ root: config.artifacts.root, ...(config.artifacts.maxBytes === undefined ? {} : { maxBytes: config.artifacts.maxBytes }) });
   const metrics = createMetrics();
   const tracing = await startTracing({ env, logger, version: kilnVersion(), ...(options.command ? { command: options.command } : {}) });
   const kiln = createKiln({
