@@ -17,6 +17,7 @@ import type { Kiln, PolicyOverrides, Worker } from '../../../../src/engine/kiln-
 import { createRecorder, type Recorded } from '../../engine-harness.ts';
 import { createPrng } from '../../simulation/prng.ts';
 import { openFaultStore, type FaultStore, type FaultStoreKind } from './fault-stores.ts';
+import type { FaultReport } from './index.ts';
 
 export const FAULT_PIPELINE = 'fault.write';
 /** The profile every `fault.write` run publishes its subject under. */
@@ -109,6 +110,12 @@ export async function countOutcome(
   }
   outcome.stuck += (await store.reads.listJobs({ limit: 1_000 })).length;
   return outcome;
+}
+
+/** A scenario's report from its outcome. */
+export function reportOf(name: string, runs: number, outcome: Outcome, details: Record<string, number | string>): FaultReport {
+  const { lost, duplicated, duplicatePublications, stuck } = outcome;
+  return { name, runs, lost, duplicated, duplicatePublications, stuck, details: { ...details, attempts: outcome.attempts, statuses: JSON.stringify(outcome.statuses) } };
 }
 
 /** Polls until every run of `runIds` has ended, or `timeoutMs` passed (stuck runs are counted afterwards). */
@@ -207,7 +214,8 @@ export async function openFaultScene(options: FaultSceneOptions): Promise<FaultS
       await kilnStore.close();
       await store.close();
       await faultStore.destroy();
-      await rm(dir, { recursive: true, force: true });
+      // A handler abandoned at its timeout may still be writing its artifact: retry while directories refill.
+      await rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };
 }

@@ -9,7 +9,7 @@ import { createFsArtifactStore, type FsArtifactStore } from '../../../../src/art
 import { PipelineError } from '../../../../src/core/errors.ts';
 import { join } from 'node:path';
 import type { FaultReport, FaultScenario } from './index.ts';
-import { countOutcome, FAULT_STAGES, openFaultScene, waitFor, waitForRuns } from './fault-runs.ts';
+import { countOutcome, reportOf, FAULT_STAGES, openFaultScene, waitFor, waitForRuns } from './fault-runs.ts';
 
 const RUNS = 40;
 /** Room for every run's artifact once the filler is gone (40 x 2 KiB), and more. */
@@ -47,24 +47,14 @@ export const fullDiskScenario: FaultScenario = {
       const outcome = await countOutcome(scene.store, scene.runIds, { stages: FAULT_STAGES, subjects: scene.subjects });
       const attempts = await Promise.all(scene.runIds.map((id) => scene.kiln.listAttempts(id)));
       const failed = attempts.flat();
-      return {
-        name: 'full-disk',
-        runs: scene.runIds.length,
-        lost: outcome.lost,
-        duplicated: outcome.duplicated,
-        duplicatePublications: outcome.duplicatePublications,
-        stuck: outcome.stuck,
-        details: {
-          probeWhileFull: probe,
-          failedWritesWhileFull: failuresWhileFull,
-          enoughFailuresSeen: sawFailures ? 'yes' : 'no',
-          succeededWhileFull,
-          failedAttempts: failed.length,
-          failedAttemptsUnavailableTransient: failed.filter((a) => a.error.code === 'ARTIFACTS_UNAVAILABLE' && a.error.class === 'transient').length,
-          attempts: outcome.attempts,
-          statuses: JSON.stringify(outcome.statuses),
-        },
-      };
+      return reportOf('full-disk', scene.runIds.length, outcome, {
+        probeWhileFull: probe,
+        failedWritesWhileFull: failuresWhileFull,
+        enoughFailuresSeen: sawFailures ? 'yes' : 'no',
+        succeededWhileFull,
+        failedAttempts: failed.length,
+        failedAttemptsUnavailableTransient: failed.filter((a) => a.error.code === 'ARTIFACTS_UNAVAILABLE' && a.error.class === 'transient').length,
+      });
     } finally {
       await scene.close();
     }

@@ -1,5 +1,7 @@
 /** Fault scenarios the chaos harness runs after its crash points (full disk, slow stores, cache-expiry stampede). */
 import { fullDiskScenario } from './full-disk.ts';
+import { slowArtifactsScenario } from './slow-artifacts.ts';
+import { slowStoreScenario } from './slow-store.ts';
 
 export interface FaultReport {
   name: string;
@@ -15,4 +17,4 @@ export interface FaultScenario {
   name: string;
   run(options: { seed: number; store: 'sqlite' | 'postgres' | 'redis'; log: (line: string) => void }): Promise<FaultReport>;
 }
-export const faultScenarios: FaultScenario[] = [fullDiskScenario];
+export const faultScenarios: FaultScenario[] = [fullDiskScenario, slowArtifactsScenario, slowStoreScenario];
