@@ -1,4 +1,5 @@
 /** Fault scenarios the chaos harness runs after its crash points (full disk, slow stores, cache-expiry stampede). */
+import { cacheStampedeScenario } from './cache-stampede.ts';
 import { fullDiskScenario } from './full-disk.ts';
 import { slowArtifactsScenario } from './slow-artifacts.ts';
 import { slowStoreScenario } from './slow-store.ts';
@@ -17,4 +18,4 @@ export interface FaultScenario {
   name: string;
   run(options: { seed: number; store: 'sqlite' | 'postgres' | 'redis'; log: (line: string) => void }): Promise<FaultReport>;
 }
-export const faultScenarios: FaultScenario[] = [fullDiskScenario, slowArtifactsScenario, slowStoreScenario];
+export const faultScenarios: FaultScenario[] = [fullDiskScenario, slowArtifactsScenario, slowStoreScenario, cacheStampedeScenario];
