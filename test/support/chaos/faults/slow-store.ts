@@ -109,7 +109,7 @@ export const slowStoreScenario: FaultScenario = {
       const whileSlow = await Promise.all((await allRunIds(store)).map((id) => store.reads.getRun(id)));
       const runsWhileSlow = whileSlow.length;
       const attemptsWhileSlow = whileSlow.reduce((n, d) => n + (d?.stages.reduce((m, s) => m + s.attempts, 0) ?? 0), 0);
-      const timedOutLeases = (await store.reads.listJobs({ state: 'leased', limit: 1_000 })).length;
+      const leasedBeforeStop = (await store.reads.listJobs({ state: 'leased', limit: 1_000 })).length;
       log(`slow-store: ${unavailable.length}/${RUNS} answers 503 STORE_UNAVAILABLE, ${runsWhileSlow} runs reached the store; restarting without latency`);
       await stop(procs[0]!);
 
@@ -139,7 +139,7 @@ export const slowStoreScenario: FaultScenario = {
         otherAnswersWhileSlow: slowAnswers.length - unavailable.length,
         runsReachedStoreWhileSlow: runsWhileSlow,
         stageAttemptsWhileSlow: attemptsWhileSlow,
-        leasedWhenStopped: timedOutLeases,
+        leasedBeforeStop,
         retried503AfterRestart: retried503,
       });
     } finally {
