@@ -4,12 +4,14 @@
  * writes succeed again once space returns (an object removed here or by another store).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { RESCAN_MIN_INTERVAL_MS } from '../../src/artifacts/byte-limit.ts';
 import { createFsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts';
+import { openRuntime } from '../../src/cli/runtime.ts';
 import { createFakeClock } from '../../src/core/clock.ts';
 import { ArtifactsUnavailableError } from '../../src/core/errors.ts';
 import { chunksOf } from '../support/artifact-store-suite.ts';
@@ -86,5 +88,18 @@ describe('fs artifact store byte limit', () => {
     assert.equal(await writer.remove(big.ref), true);
     clock.set(clock.now() + RESCAN_MIN_INTERVAL_MS);
     await limited.put(bytesOf(200, 2));
+  });
+});
+
+describe('artifacts.maxBytes in a process', () => {
+  test('kiln.yaml\'s limit reaches the artifact store the runtime opens', async () => {
+    writeFileSync(join(root, 'kiln.yaml'), 'store:\n  path: ./kiln.db\nartifacts:\n  root: ./artifacts\n  maxBytes: 4096\n');
+    const runtime = await openRuntime({ flags: {}, pipelines: [], cwd: root, env: {}, logDestination: new Writable({ write: (_chunk, _enc, done) => done() }) });
+    try {
+      await runtime.artifacts.put(bytesOf(4_000, 1));
+      await assert.rejects(runtime.artifacts.put(bytesOf(200, 2)), full);
+    } finally {
+      await runtime.close();
+    }
   });
 });
