@@ -103,22 +103,25 @@ describe('a store slower than the request deadline', () => {
 });
 
 describe('the test-hook variables in a kiln process', () => {
-  test(`${STORE_LATENCY_ENV} slows the store of kiln serve past its request deadline; a value that is not a number stops the process`, { timeout: 90_000 }, async () => {
+  // KILN_FAULT_STORE_LATENCY_MS in a process: the slow-store fault scenario (test/integration/fault-scenarios.test.ts).
+  test(`${ARTIFACT_LATENCY_ENV} slows the artifact store of kiln serve past its request deadline; a value that is not a number stops the process`, { timeout: 90_000 }, async () => {
     const dir = await newDir();
     await writeFile(join(dir, 'kiln.yaml'), 'http:\n  requestTimeoutMs: 200ms\n');
-    const bad = await runKiln(['serve', '--no-worker', '--port', '0'], dir, cleanEnv({ [ARTIFACT_LATENCY_ENV]: 'soon' }), 60_000);
+    const bad = await runKiln(['serve', '--no-worker', '--port', '0'], dir, cleanEnv({ [STORE_LATENCY_ENV]: 'soon' }), 60_000);
     assert.notEqual(bad.code, 0);
-    assert.match(bad.stderr + bad.stdout, new RegExp(`${ARTIFACT_LATENCY_ENV}: must be a whole number of milliseconds`));
+    assert.match(bad.stderr + bad.stdout, new RegExp(`${STORE_LATENCY_ENV}: must be a whole number of milliseconds`));
     const port = await freePort();
-    const serve = spawnKiln(['serve', '--no-worker', '--port', String(port)], dir, cleanEnv({ [STORE_LATENCY_ENV]: '3000', KILN_LOG_LEVEL: 'error' }));
+    const serve = spawnKiln(['serve', '--no-worker', '--port', String(port)], dir, cleanEnv({ [ARTIFACT_LATENCY_ENV]: '3000', KILN_LOG_LEVEL: 'error' }));
     try {
       const base = `http://127.0.0.1:${port}`;
-      const first = await waitUntil('kiln serve to answer', () => fetch(`${base}/v1/runs`), 60_000);
-      assert.equal(first.status, 503, await first.text());
-      const again = await fetch(`${base}/v1/runs`);
-      assert.equal(again.status, 503);
-      assert.equal(((await again.json()) as { code: string }).code, 'STORE_UNAVAILABLE');
-      assert.ok(again.headers.has('retry-after'));
+      // The store is fast: reads answer.
+      const runs = await waitUntil('kiln serve to answer', () => fetch(`${base}/v1/runs`), 60_000);
+      assert.equal(runs.status, 200, await runs.text());
+      // The health probe writes to the artifact store, which answers after the deadline.
+      const health = await fetch(`${base}/healthz`);
+      assert.equal(health.status, 503, await health.clone().text());
+      assert.equal(((await health.json()) as { code: string }).code, 'STORE_UNAVAILABLE');
+      assert.ok(health.headers.has('retry-after'));
       serve.child.kill('SIGTERM');
       await exitWithin(serve, 'kiln serve to stop', 30_000);
     } finally {
