@@ -13,7 +13,10 @@
  * Several processes sharing the directory each keep their own total, so the limit is soft there:
  * a process does not see what the others wrote since its last walk. A write that would pass the
  * limit walks the directory again first (at most once per {@link RESCAN_MIN_INTERVAL_MS}), so space
- * freed by another process (garbage collection) is seen at the next refused write.
+ * freed by another process (garbage collection) is seen at the next refused write. The same walk
+ * corrects what this process counted too much (two writers of the same new content both count
+ * it; a damaged object rewritten counts twice), so a count that errs on the full side never
+ * refuses writes for good.
  */
 
 /** A refused write walks the objects again at most this often. */
@@ -28,8 +31,6 @@ export interface ByteLimit {
   settle(bytes: number, stored: boolean): void;
   /** An object of `bytes` was removed. */
   removed(bytes: number): void;
-  /** Bytes counted now (stored plus reserved); walks the objects first if it never did. */
-  used(): Promise<number>;
 }
 
 /**
@@ -70,10 +71,6 @@ export function createByteLimit(maxBytes: number, walk: () => Promise<number>, n
     },
     removed(bytes) {
       stored = Math.max(0, stored - bytes);
-    },
-    async used() {
-      await (walked ?? rescan());
-      return stored + reserved;
     },
   };
 }
