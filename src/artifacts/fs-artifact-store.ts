@@ -11,6 +11,9 @@
  * reader never sees a half-written object. The sidecar is placed before the object: an object
  * without its sidecar therefore means damage, not a crash.
  *
+ * Byte limit (`maxBytes`, `artifacts.maxBytes` in kiln.yaml): past it a write fails as a full disk
+ * does (see byte-limit.ts for what counts and how processes sharing the directory see it).
+ *
  * Media type: like an OCI descriptor, the {@link ArtifactRef} returned by `put` carries the caller's
  * `mediaType`; the bytes are shared by every ref with the same content.
  */
@@ -18,6 +21,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm, stat, utimes } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { systemClock, type Clock } from '../core/clock.ts';
+import { createByteLimit, type ByteLimit } from './byte-limit.ts';
 import { ArtifactsUnavailableError, NotFoundError, PipelineError } from '../core/errors.ts';
 import type { ArtifactRef, ArtifactStore, StoredArtifact, StoredTemp } from '../core/ports/artifact-store.ts';
 import { corrupt, DEFAULT_MEDIA_TYPE, parseRef, tooLarge } from './artifact-refs.ts';
@@ -28,8 +32,13 @@ export { DEFAULT_MEDIA_TYPE } from './artifact-refs.ts';
 export interface FsArtifactStoreOptions {
   /** Directory holding `tmp/` and `objects/`; created on first write. */
   root: string;
-  /** Decides which temp files are old enough to collect. @default systemClock */
+  /** Decides which temp files are old enough to collect, and how often the byte limit walks again. @default systemClock */
   clock?: Clock;
+  /**
+   * Most bytes of stored objects; a write past it fails like a full disk (`ENOSPC`, so
+   * `ARTIFACTS_UNAVAILABLE`, retryable). @default no limit
+   */
+  maxBytes?: number;
 }
 
 /** An {@link ArtifactStore} with filesystem extras. */
@@ -56,6 +65,8 @@ interface Layout {
   ensureDir(dir: string): Promise<void>;
   /** Forgets which directories exist (after one vanished). */
   forgetDirs(): void;
+  /** The byte limit, when one is set. */
+  limit: ByteLimit | undefined;
 }
 
 /** Creates a filesystem artifact store rooted at `options.root`. */
@@ -64,6 +75,7 @@ export function createFsArtifactStore(options: FsArtifactStoreOptions): FsArtifa
   const clock = options.clock ?? systemClock;
   const tmpDir = join(root, 'tmp');
   const madeDirs = new Set<string>();
+  const objectsDir = join(root, 'objects', 'sha256');
   const layout: Layout = {
     tmpDir,
     objectPath: (hex) => join(root, 'objects', 'sha256', hex.slice(0, 2), hex.slice(2, 4), hex),
@@ -74,6 +86,7 @@ export function createFsArtifactStore(options: FsArtifactStoreOptions): FsArtifa
       madeDirs.add(dir);
     },
     forgetDirs: () => madeDirs.clear(),
+    limit: options.maxBytes === undefined ? undefined : createByteLimit(options.maxBytes, () => sumObjectBytes(objectsDir), () => clock.now()),
   };
   const statRef = async (ref: string): Promise<ArtifactRef | null> => {
     const hex = parseRef(ref);
@@ -90,7 +103,7 @@ export function createFsArtifactStore(options: FsArtifactStoreOptions): FsArtifa
     stat: atEdge(statRef),
     collectOrphanedTemps: atEdge((olderThanMs) => collectTemps(tmpDir, clock.now() - olderThanMs)),
     listTemps: () => iterateAtEdge(listTemps(tmpDir)),
-    list: () => iterateAtEdge(listObjects(join(root, 'objects', 'sha256'))),
+    list: () => iterateAtEdge(listObjects(objectsDir)),
     remove: atEdge((ref, removeOptions) => removeObject(layout, ref, removeOptions?.notModifiedAfter)),
     pathOf: (ref) => layout.objectPath(parseRef(ref)),
     checkWritable: atEdge(() => probeWrite(layout)),
@@ -136,6 +149,9 @@ const PROBE_BYTES = 4096;
 
 /** Writes, syncs and removes a probe temp file. */
 async function probeWrite(layout: Layout): Promise<void> {
+  // Past the byte limit no real write fits either: the probe fails the same way.
+  await layout.limit?.reserve(PROBE_BYTES);
+  layout.limit?.settle(PROBE_BYTES, false);
   await layout.ensureDir(layout.tmpDir);
   const tmp = layout.newTempPath();
   try {
@@ -159,11 +175,20 @@ async function putArtifact(
   }
   await layout.ensureDir(layout.tmpDir);
   const tmp = layout.newTempPath();
+  // Stream bytes are reserved as they come (the size is known only at the end).
+  const { limit } = layout;
+  let reserved = 0;
+  let placed = false;
+  const reserve = limit && (async (bytes: number) => {
+    await limit.reserve(bytes);
+    reserved += bytes;
+  });
   try {
-    const { hex, size } = await writeTemp(tmp, data, maxBytes);
-    await publish(layout, tmp, hex, { size, mediaType });
+    const { hex, size } = await writeTemp(tmp, data, maxBytes, reserve);
+    placed = await publish(layout, tmp, hex, { size, mediaType });
     return { ref: `sha256:${hex}`, size, mediaType };
   } finally {
+    limit?.settle(reserved, placed);
     // After a successful rename the temp is gone and this is a no-op; otherwise it drops the partial file.
     await rm(tmp, { force: true });
   }
@@ -185,13 +210,20 @@ async function putBuffer(layout: Layout, data: Uint8Array, mediaType: string): P
     await utimes(target, now, now).catch(() => undefined);
     return ref;
   }
+  await layout.limit?.reserve(data.byteLength);
+  let placed = false;
   try {
-    await writeBuffer(layout, data, sidecar, target);
-  } catch (err) {
-    if (!isCode(err, 'ENOENT')) throw err;
-    // A directory was removed behind the store's back (it remembers the ones it made): once more.
-    layout.forgetDirs();
-    await writeBuffer(layout, data, sidecar, target);
+    try {
+      await writeBuffer(layout, data, sidecar, target);
+    } catch (err) {
+      if (!isCode(err, 'ENOENT')) throw err;
+      // A directory was removed behind the store's back (it remembers the ones it made): once more.
+      layout.forgetDirs();
+      await writeBuffer(layout, data, sidecar, target);
+    }
+    placed = true;
+  } finally {
+    layout.limit?.settle(data.byteLength, placed);
   }
   return ref;
 }
@@ -218,8 +250,8 @@ async function writeBuffer(layout: Layout, data: Uint8Array, sidecar: Sidecar, t
   }
 }
 
-/** Moves a complete temp file to its object path, unless an intact copy is already there. */
-async function publish(layout: Layout, tmp: string, hex: string, sidecar: Sidecar): Promise<void> {
+/** Moves a complete temp file to its object path, unless an intact copy is already there; true when it moved it. */
+async function publish(layout: Layout, tmp: string, hex: string, sidecar: Sidecar): Promise<boolean> {
   const target = layout.objectPath(hex);
   const dir = dirname(target);
   await layout.ensureDir(dir);
@@ -228,10 +260,11 @@ async function publish(layout: Layout, tmp: string, hex: string, sidecar: Sideca
   if (recorded?.size !== sidecar.size) await writeFileAtomically(layout, `${target}.json`, JSON.stringify(sidecar));
   const existing = await statOrNull(target);
   // Same hash and same size, with its record intact: the object is already there (a racing or earlier put).
-  if (existing?.size === sidecar.size && recorded?.size === sidecar.size) return;
+  if (existing?.size === sidecar.size && recorded?.size === sidecar.size) return false;
   // Absent, or present but damaged: rename atomically replaces it.
   await rename(tmp, target);
   await fsyncDirectory(dir);
+  return true;
 }
 
 async function writeFileAtomically(layout: Layout, path: string, text: string): Promise<void> {
@@ -288,6 +321,13 @@ async function* listObjects(objectsDir: string): AsyncIterable<StoredArtifact> {
   }
 }
 
+/** Bytes of every stored object (the byte limit's walk). */
+async function sumObjectBytes(objectsDir: string): Promise<number> {
+  let total = 0;
+  for await (const object of listObjects(objectsDir)) total += object.size;
+  return total;
+}
+
 async function readdirOrEmpty(dir: string): Promise<string[]> {
   try {
     return await readdir(dir);
@@ -302,10 +342,10 @@ async function removeObject(layout: Layout, ref: string, notModifiedAfter = Numb
   const target = layout.objectPath(parseRef(ref));
   const info = await statOrNull(target);
   if (info && info.mtimeMs > notModifiedAfter) return false;
-  const existed = info !== null;
   await rm(target, { force: true });
   await rm(`${target}.json`, { force: true });
-  return existed;
+  if (info) layout.limit?.removed(info.size);
+  return info !== null;
 }
 
 /** The temp files under `tmp/`: file name, size and last write (a file gone meanwhile is skipped). */
@@ -334,8 +374,16 @@ async function collectTemps(tmpDir: string, cutoffMs: number): Promise<number> {
   return removed;
 }
 
-/** Streams chunks into a new file while hashing and counting; fsyncs it before returning. */
-async function writeTemp(path: string, chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, maxBytes: number): Promise<{ hex: string; size: number }> {
+/**
+ * Streams chunks into a new file while hashing and counting; fsyncs it before returning.
+ * `reserve`, when given, is asked for each chunk's bytes before they are written.
+ */
+async function writeTemp(
+  path: string,
+  chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>,
+  maxBytes: number,
+  reserve?: (bytes: number) => Promise<void>,
+): Promise<{ hex: string; size: number }> {
   const hash = createHash('sha256');
   let size = 0;
   // 'wx': a name clash would mean two writers share one temp; fail instead.
@@ -344,6 +392,7 @@ async function writeTemp(path: string, chunks: Iterable<Uint8Array> | AsyncItera
     for await (const chunk of chunks) {
       size += chunk.byteLength;
       if (size > maxBytes) throw tooLarge(maxBytes);
+      await reserve?.(chunk.byteLength);
       hash.update(chunk);
       let offset = 0;
       while (offset < chunk.byteLength) offset += (await file.write(chunk, offset)).bytesWritten;

@@ -17,6 +17,7 @@ import type { Store, MigrationResult } from '../core/ports/store.ts';
 import { loadConfig } from '../config/load.ts';
 import { StoreKind, type ResolvedConfig } from '../config/schema.ts';
 import { createKiln } from '../engine/create-kiln.ts';
+import { ARTIFACT_LATENCY_ENV, latencyFromEnv, STORE_LATENCY_ENV, withArtifactLatency, withStoreLatency } from '../engine/injected-latency.ts';
 import type { Kiln, Worker } from '../engine/kiln-types.ts';
 import { createLogger } from '../observe/logger.ts';
 import { createMetrics, type KilnMetrics } from '../observe/metrics.ts';
@@ -112,20 +113,25 @@ export function loadRuntimeConfig(options: RuntimeOptions): { config: ResolvedCo
  */
 export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { config, logger } = loadRuntimeConfig(options);
+  const env = options.env ?? process.env;
+  // Test hooks: latency injected into every store / artifact store call of this process.
+  const storeLatency = latencyFromEnv(env, STORE_LATENCY_ENV);
+  const artifactLatency = latencyFromEnv(env, ARTIFACT_LATENCY_ENV);
   // Commands that open a runtime may create the store; its folder comes first.
   if (config.store.kind === StoreKind.sqlite && config.store.path !== ':memory:') mkdirSync(dirname(config.store.path), { recursive: true });
-  const store = await openStore(config.store, { logger });
+  const opened = await openStore(config.store, { logger });
   let migration: MigrationResult;
   try {
-    migration = await store.migrate();
+    migration = await opened.migrate();
   } catch (err) {
-    await store.close();
+    await opened.close();
     throw err;
   }
-  const env = options.env ?? process.env;
+  const store = storeLatency ? withStoreLatency(opened, storeLatency) : opened;
   // artifacts.url (s3://...) selects the S3 store; the filesystem store under artifacts.root is the default.
   const s3 = config.artifacts.s3 ? createS3ArtifactStore({ ...config.artifacts.s3, env }) : null;
-  const artifacts = s3 ?? createFsArtifactStore({ root: config.artifacts.root });
+  const chosen = s3 ?? createFsArtifactStore({ root: config.artifacts.root, ...(config.artifacts.maxBytes === undefined ? {} : { maxBytes: config.artifacts.maxBytes }) });
+  const artifacts = artifactLatency ? withArtifactLatency(chosen, artifactLatency) : chosen;
   const metrics = createMetrics();
   const tracing = await startTracing({ env, logger, version: kilnVersion(), ...(options.command ? { command: options.command } : {}) });
   const kiln = createKiln({

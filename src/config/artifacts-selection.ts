@@ -1,6 +1,7 @@
 /**
- * Which artifact store a process opens: the filesystem store under `artifacts.root` (the default),
- * or the S3 store at `artifacts.url`. The highest source (file < env) that names one wins, so
+ * Which artifact store a process opens: the filesystem store under `artifacts.root` (the default;
+ * with its byte limit `artifacts.maxBytes`, when set), or the S3 store at `artifacts.url`. The
+ * highest source (file < env) that names one wins, so
  * `KILN_ARTIFACTS=/dir` overrides an `artifacts.url` in kiln.yaml and `KILN_ARTIFACTS_URL` one's
  * `root`; within one source, `url` wins over `root`. The S3 connection fields (`endpoint`, `region`,
  * `forcePathStyle`, `accessKeyId`, `secretAccessKey`) are kiln.yaml's; what they leave unset comes
@@ -13,14 +14,18 @@ type ArtifactFields = Readonly<Record<string, unknown>>;
 const S3_FIELDS = ['endpoint', 'region', 'forcePathStyle', 'accessKeyId', 'secretAccessKey'] as const;
 
 /** The `artifacts` section from `merged` (every field) and `sources` (file, env: which one selects). */
-export function resolveArtifacts(merged: ArtifactFields, sources: readonly (ArtifactFields | undefined)[]): { root: string; s3?: ResolvedS3Artifacts } {
+export function resolveArtifacts(
+  merged: ArtifactFields,
+  sources: readonly (ArtifactFields | undefined)[],
+): { root: string; maxBytes?: number; s3?: ResolvedS3Artifacts } {
   let url: string | undefined;
   for (const fields of sources) {
     if (typeof fields?.['url'] === 'string') url = fields['url'];
     else if (typeof fields?.['root'] === 'string') url = undefined;
   }
   const root = merged['root'] as string;
-  if (url === undefined) return { root };
+  // The byte limit is the filesystem store's; an S3 bucket has none.
+  if (url === undefined) return typeof merged['maxBytes'] === 'number' ? { root, maxBytes: merged['maxBytes'] } : { root };
   const s3: ResolvedS3Artifacts = { url };
   for (const key of S3_FIELDS) if (merged[key] !== undefined) (s3 as unknown as Record<string, unknown>)[key] = merged[key];
   return { root, s3 };

@@ -185,6 +185,13 @@ export const KilnFileSchema = Type.Object(
               description: 'Directory of the content-addressed artifact store (relative to kiln.yaml); env KILN_ARTIFACTS.',
             }),
           ),
+          maxBytes: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              description:
+                'Most bytes of stored objects in the filesystem store under root (not S3); past it a write fails as on a full disk: 503 ARTIFACTS_UNAVAILABLE with Retry-After, a transient stage failure that is retried. Unset: no limit.',
+            }),
+          ),
           url: Type.Optional(
             Type.String({
               pattern: '^[Ss]3://[^/?#]+(/[^?#]*)?$',
@@ -318,8 +325,8 @@ export interface ResolvedConfig {
   /** Absolute path of the kiln.yaml used, or null. */
   readonly source: string | null;
   readonly store: ResolvedStore;
-  /** Artifacts under `root`, or in S3 when `s3` is set (`artifacts.url`). */
-  readonly artifacts: { readonly root: string; readonly s3?: Readonly<ResolvedS3Artifacts> };
+  /** Artifacts under `root` (at most `maxBytes` of objects, when set), or in S3 when `s3` is set (`artifacts.url`). */
+  readonly artifacts: { readonly root: string; readonly maxBytes?: number; readonly s3?: Readonly<ResolvedS3Artifacts> };
   readonly http: {
     readonly host: string;
     readonly port: number;

@@ -37,6 +37,17 @@ export const fsArtifacts: ArtifactCase = {
   },
 };
 
+/** The filesystem store with a byte limit of `maxBytes` (`artifacts.maxBytes`): a full disk on demand. */
+export function fsArtifactsLimited(maxBytes: number): ArtifactCase {
+  return {
+    name: `filesystem artifacts limited to ${maxBytes} bytes`,
+    async open(dir) {
+      const root = join(dir, 'artifacts');
+      return { store: createFsArtifactStore({ root, maxBytes }), yaml: `artifacts:\n  root: ${root}\n  maxBytes: ${maxBytes}\n`, root, close: () => {} };
+    },
+  };
+}
+
 export const s3Artifacts: ArtifactCase = {
   name: 'S3 artifacts',
   async open() {

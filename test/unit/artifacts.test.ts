@@ -26,9 +26,10 @@ function filesUnder(dir: string): string[] {
 const statMtime = (path: string): number => statSync(path).mtimeMs;
 const fs = (store: TestedStore): FsArtifactStore => store as FsArtifactStore;
 
-describe('fs artifact store: the behaviour every artifact store owes', () => {
+/** The shared suite on the filesystem store, with `maxBytes` when given. */
+const fsSuite = (maxBytes?: number): void =>
   artifactStoreSuite({
-    create: (options) => createFsArtifactStore({ root, ...options }),
+    create: (options) => createFsArtifactStore({ root, ...(maxBytes === undefined ? {} : { maxBytes }), ...options }),
     overwrite: async (store, ref, bytes) => writeFileSync(fs(store).pathOf(ref), bytes),
     plantTemp: async (_store, name, bytes) => {
       mkdirSync(join(root, 'tmp'), { recursive: true });
@@ -39,7 +40,9 @@ describe('fs artifact store: the behaviour every artifact store owes', () => {
       utimesSync(fs(store).pathOf(ref), old, old);
     },
   });
-});
+
+describe('fs artifact store: the behaviour every artifact store owes', () => fsSuite());
+describe('fs artifact store with a roomy byte limit (artifacts.maxBytes): the same behaviour', () => fsSuite(1 << 30));
 
 describe('fs artifact store: files on disk', () => {
   test('an object is objects/sha256/ab/cd/<hex> beside its sidecar, and a put leaves no temp file', async () => {

@@ -153,6 +153,16 @@ describe('loadConfig', () => {
     assert.ok(paths.includes('artifacts.url') && paths.includes('artifacts.endpoint'), JSON.stringify(paths));
   });
 
+  test('artifacts.maxBytes is the filesystem store\'s byte limit: a positive integer, kept with root, dropped with an S3 url', () => {
+    writeYaml('artifacts:\n  root: ./arts\n  maxBytes: 1048576\n');
+    assert.deepEqual(load().artifacts, { root: join(configDir.path(), 'arts'), maxBytes: 1_048_576 });
+    assert.deepEqual(load({ env: { KILN_ARTIFACTS_URL: 's3://bucket' } }).artifacts, { root: join(configDir.path(), 'arts'), s3: { url: 's3://bucket' } });
+    for (const bad of ['0', '1.5', '"1GB"']) {
+      writeYaml(`artifacts:\n  maxBytes: ${bad}\n`);
+      assert.deepEqual(issuesOf(() => load()).map((i) => i.path), ['artifacts.maxBytes'], bad);
+    }
+  });
+
   test('durations accept integer ms or unit strings and pipeline defaults fold into every stage', () => {
     writeYaml(
       [
