@@ -9,6 +9,8 @@
 --   JOBS.ledger_put   the ledger entry of a key (the first completion wins)
 --   JOBS.publish      publications by compare-and-set, fenced by the lease and the stage lock
 --   JOBS.restart      a parked or dead job ready again as a fresh start (resume, replay)
+--   JOBS.track_in_flight  inflight:<tenant> in step with a run's status (every status change of
+--                     a run calls it: submit, end_run, restart, the commit's run endings)
 --
 -- Key of the jobs sub-port (beside lib-keys.lua's):
 --   P..'jobs:outputs:'..runId  hash  stage -> output JSON text of the run's stage records that
@@ -125,6 +127,17 @@ function JOBS.enqueue(run, spec, now)
   return queue
 end
 
+-- Keeps inflight:<tenant> in step with run `runId` moving to `status`: a member while queued or
+-- running. `tenant`: the run's (a job carries it), or nil to read it from the run.
+function JOBS.track_in_flight(runId, status, tenant)
+  if tenant == nil then tenant = redis.call('HGET', k_run(runId), 'tenant') end
+  if status == 'queued' or status == 'running' then
+    redis.call('SADD', k_inflight(tenant), runId)
+  else
+    redis.call('SREM', k_inflight(tenant), runId)
+  end
+end
+
 -- Ends run `runId` for good with `status` and `errorText` (JSON text, or nil for none): its
 -- jobs deleted (so no holder can commit), the stages that had not succeeded `skipped`.
 function JOBS.end_run(runId, status, errorText, now)
@@ -142,6 +155,7 @@ function JOBS.end_run(runId, status, errorText, now)
   end
   local nowText = int(now)
   hset(k_run(runId), { status = status, error = errorText or false, currentStage = false, finishedAt = nowText, updatedAt = nowText })
+  JOBS.track_in_flight(runId, status)
 end
 
 -- The lease check: the job exists, is leased, carries `token` and has not expired. Returns the
@@ -224,4 +238,5 @@ function JOBS.restart(j, now)
     redis.call('HDEL', JOBS.k_outputs(j.runId), j.stage)
   end
   redis.call('HSET', k_run(j.runId), 'status', 'running', 'currentStage', j.stage, 'updatedAt', nowText)
+  JOBS.track_in_flight(j.runId, 'running', j.tenant)
 end
