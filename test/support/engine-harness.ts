@@ -12,6 +12,7 @@ import type { ArtifactStore } from '../../src/core/ports/artifact-store.ts';
 import type { Store } from '../../src/core/ports/store.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln, PolicyOverrides } from '../../src/engine/kiln-types.ts';
+import type { AdmissionLimits } from '../../src/engine/admission.ts';
 
 /** Every event the engine reported. */
 export interface Recorded {
@@ -113,7 +114,11 @@ export interface EngineHarness {
 }
 
 /** Creates a harness; backoff jitter is fixed at 0.5 so delays are predictable. */
-export async function createEngineHarness(pipelines: PipelineDefinition[], policies?: PolicyOverrides, options: { lockTtlMs?: number } = {}): Promise<EngineHarness> {
+export async function createEngineHarness(
+  pipelines: PipelineDefinition[],
+  policies?: PolicyOverrides,
+  options: { lockTtlMs?: number; admission?: AdmissionLimits } = {},
+): Promise<EngineHarness> {
   const clock = createFakeClock();
   const ids = createIdGenerator(clock);
   const store = createMemoryStore({ clock, ids });
