@@ -170,7 +170,7 @@ const QueueLimitsSchema = Type.Object(
   strict,
 );
 
-/** The `admission:` section: limits on submissions (see docs/admission.md). */
+/** The `admission:` section: limits on submissions (see the README, Admission control). */
 export const AdmissionSchema = Type.Object(
   {
     tenantDefaults: Type.Optional(Type.Object(TenantLimitsSchema.properties, { ...strict, description: 'Limits of every tenant; runs submitted without a tenant count as one tenant.' })),
