@@ -4,7 +4,7 @@
  */
 import { contentHash } from '../core/canonical.ts';
 import { systemClock } from '../core/clock.ts';
-import { ConfigError, NotFoundError, ValidationError } from '../core/errors.ts';
+import { AdmissionRefusedError, ConfigError, NotFoundError, ValidationError, type AdmissionCode } from '../core/errors.ts';
 import { createIdGenerator } from '../core/ids.ts';
 import { silentLogger } from '../core/logger.ts';
 import type { JsonValue, RunStatus } from '../core/model.ts';
@@ -97,13 +97,14 @@ export function createKiln(options: KilnOptions): Kiln {
   const cache = createSingleFlightCache({ store, clock, ids, observer, random, owner: `kiln-${ids.token().slice(0, 12)}` });
 
   /** Submits with the admission limits attached (see admission.ts); a refused batch spends no submit token. */
-  const submitAdmitted = async (requests: SubmitRunRequest[]): Promise<SubmitRunResult[]> => {
+  const submitAdmitted = async (pipelineName: string, requests: SubmitRunRequest[]): Promise<SubmitRunResult[]> => {
     const admitted = (admission as Admission).admit(requests);
     let results: SubmitRunResult[];
     try {
       results = await store.jobs.submit(admitted.requests);
     } catch (err) {
       admitted.refund();
+      if (err instanceof AdmissionRefusedError) observer.submitRefused(pipelineName, err.code as AdmissionCode, requests.length);
       throw err;
     }
     admitted.settle(results);
@@ -137,7 +138,7 @@ export function createKiln(options: KilnOptions): Kiln {
           const { traceparent: _header, traceId: _id, ...rest } = options;
           return { pipeline: pipelineName, pipelineVersion: pipeline.version, input, inputChecksum: contentHash(input), stages: stageNames, firstJob: first.job, ...rest, ...tracing.ofItem(index, span) };
         });
-        const results = admission ? await submitAdmitted(requests) : await store.jobs.submit(requests);
+        const results = admission ? await submitAdmitted(pipelineName, requests) : await store.jobs.submit(requests);
         let deduplicated = 0;
         for (const { run, created } of results) {
           if (created) observer.runStatus(pipelineName, run.status, run.tenant);

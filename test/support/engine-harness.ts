@@ -36,6 +36,8 @@ export interface Recorded {
   /** `<pipeline>:<status>:<ms>` per finished run. */
   runsFinished: string[];
   dedupHits: number;
+  /** Runs refused by admission, by code. */
+  refused: Record<string, number>;
   /** Claims per queue. */
   claimed: Record<string, number>;
   timeouts: string[];
@@ -63,6 +65,7 @@ export function createRecorder(): { observer: EngineObserver; recorded: Recorded
     staleLocksReaped: 0,
     runsFinished: [],
     dedupHits: 0,
+    refused: {},
     claimed: {},
     timeouts: [],
     heartbeatLosses: [],
@@ -85,6 +88,7 @@ export function createRecorder(): { observer: EngineObserver; recorded: Recorded
     staleLocksReaped: (n) => (recorded.staleLocksReaped += n),
     runFinished: (pipeline, status, ms) => recorded.runsFinished.push(`${pipeline}:${status}:${ms}`),
     submitDeduplicated: (_pipeline, n) => (recorded.dedupHits += n),
+    submitRefused: (_pipeline, code, n) => (recorded.refused[code] = (recorded.refused[code] ?? 0) + n),
     jobsClaimed: (q, n) => (recorded.claimed[q] = (recorded.claimed[q] ?? 0) + n),
     stageTimedOut: (p, s) => recorded.timeouts.push(`${p}.${s}`),
     heartbeatLost: (q) => recorded.heartbeatLosses.push(q),

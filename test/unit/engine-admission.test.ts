@@ -46,7 +46,7 @@ describe('engine admission', () => {
   });
 
   it('a deduplicated submission gives its token back, and a refused one spends none', async () => {
-    const { kiln } = await harness({ tenantDefaults: { submitRate: 1, submitBurst: 2, maxInFlightRuns: 1 } });
+    const { kiln, recorded } = await harness({ tenantDefaults: { submitRate: 1, submitBurst: 2, maxInFlightRuns: 1 } });
     await kiln.submit('echo', { k: 1 }, { tenant: 'acme', idempotencyKey: 'k' });
     for (let i = 0; i < 5; i++) assert.equal((await kiln.submit('echo', { k: 1 }, { tenant: 'acme', idempotencyKey: 'k' })).created, false);
     for (let i = 0; i < 3; i++) assert.equal((await refusal(kiln.submit('echo', { i }, { tenant: 'acme' }))).code, 'TENANT_IN_FLIGHT_LIMIT');
@@ -54,6 +54,7 @@ describe('engine admission', () => {
     await kiln.cancelRun(run?.id ?? '');
     assert.equal((await kiln.submit('echo', { i: 9 }, { tenant: 'acme' })).created, true, 'the second token of the burst is still there');
     assert.equal((await refusal(kiln.submit('echo', { i: 10 }, { tenant: 'acme' }))).code, 'TENANT_RATE_LIMITED');
+    assert.deepEqual(recorded.refused, { TENANT_IN_FLIGHT_LIMIT: 3, TENANT_RATE_LIMITED: 1 }, 'each refusal is observed (kiln_submit_refused_total)');
   });
 
   it('a batch larger than the burst passes on a full bucket and leaves it in debt', async () => {
