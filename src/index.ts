@@ -18,11 +18,13 @@ export {
   UnauthenticatedError,
   ForbiddenScopeError,
   TenantMismatchError,
+  AdmissionRefusedError,
   SchemaVersionError,
   StageFailure,
   ErrorClass,
   ERROR_CODES,
   type ErrorCode,
+  type AdmissionCode,
   type ConfigIssue,
 } from './core/errors.ts';
 export type { Logger } from './core/logger.ts';
@@ -89,6 +91,7 @@ export { idempotencyKeyOf, parseQueryInteger } from './http/request-rules.ts';
 export { extendRequestDeadline } from './http/request-deadline.ts';
 export type { PipelineRoutes, PipelineRoutesOptions, PipelineRequest, PipelineReply } from './http/pipeline-routes.ts';
 export type { Kiln, KilnOptions, SubmitOptions, Worker, WorkerOptions, PolicyOverrides } from './engine/kiln-types.ts';
+export type { AdmissionLimits, TenantLimits, QueueLimits } from './engine/admission.ts';
 export { runTool, type RunToolOptions, type RunToolResult } from './commands/run-tool.ts';
 export { createCommandPipeline } from './commands/command-pipeline.ts';
 export type { CommandPipelineSpec, CommandStageSpec } from './commands/command-spec.ts';

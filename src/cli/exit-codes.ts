@@ -15,7 +15,7 @@ export const ExitCode = {
   notFound: 3,
   /** The target's state forbids the action (HTTP 409). */
   conflict: 4,
-  /** The store cannot be reached; retrying later may work. */
+  /** The store cannot be reached, or an admission limit refused (HTTP 429); retrying later may work. */
   unavailable: 5,
 } as const;
 /** One of {@link ExitCode}'s values. */
@@ -51,6 +51,9 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, ExitCode>> = Object.freeze({
   ASSET_TYPE_MISMATCH: ExitCode.usage,
   ASSET_IMPORT_FORBIDDEN: ExitCode.usage,
   ASSET_IMPORT_NOT_FOUND: ExitCode.usage,
+  TENANT_IN_FLIGHT_LIMIT: ExitCode.unavailable,
+  TENANT_RATE_LIMITED: ExitCode.unavailable,
+  QUEUE_BACKLOG_FULL: ExitCode.unavailable,
   INVALID_TRANSITION: ExitCode.conflict,
   RUN_COMPENSATED: ExitCode.conflict,
   CANCELLED: ExitCode.conflict,

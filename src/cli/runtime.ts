@@ -140,6 +140,7 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
     // Pipelines declared in kiln.yaml run beside the registered ones, as ordinary definitions.
     pipelines: [...options.pipelines, ...config.commandPipelines.map(createCommandPipeline)],
     policies: config.policies,
+    admission: config.admission,
     lockTtlMs: config.worker.lock.ttlMs,
     settings: config.settings,
     logger,

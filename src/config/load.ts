@@ -26,6 +26,7 @@ import {
   type ResolvedSections,
 } from './schema.ts';
 import { resolveArtifacts } from './artifacts-selection.ts';
+import { resolveAdmission } from './admission-settings.ts';
 import { applyStoreSpec, checkFileStore, resolveStore } from './store-selection.ts';
 import { isPlainObject, normalizeDurations, validateAgainst } from './validate.ts';
 
@@ -103,12 +104,22 @@ export function loadConfig(options: LoadConfigOptions): ResolvedConfig {
       })
     : { specs: [], issues: [] };
   issues.push(...declared.issues);
+  const queues = new Set([...options.pipelines, ...declared.specs].flatMap((p) => p.stages.map((stage) => `${p.name}.${stage.name}`)));
+  const admission = resolveAdmission(file, queues, schemaIssuePaths);
+  issues.push(...admission.issues);
   if (issues.length > 0) throw new ConfigError(inFileOrder(issues, source));
   const artifacts = resolveArtifacts(merged['artifacts'] ?? {}, [fileLayer['artifacts'], envLayer['artifacts'], flagLayer['artifacts']]);
   // http.auth is set in the file only; its fields default one by one (a section merges whole).
   const http = { ...merged['http'], auth: { ...CONFIG_DEFAULTS.http.auth, ...(fileLayer['http']?.['auth'] as object | undefined) } };
   const sections = { ...merged, http, worker: { ...merged['worker'], lock }, store, artifacts } as unknown as ResolvedSections;
-  return deepFreeze({ source, ...sections, policies, settings: pipelineSettings.settings, commandPipelines: declared.specs });
+  return deepFreeze({
+    source,
+    ...sections,
+    policies,
+    admission: admission.admission,
+    settings: pipelineSettings.settings,
+    commandPipelines: declared.specs,
+  });
 }
 
 /**

@@ -7,6 +7,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { PolicyOverrides } from '../engine/kiln-types.ts';
+import type { AdmissionLimits } from '../engine/admission.ts';
 import type { S3ArtifactsSettings } from '../artifacts/s3-client.ts';
 import { DEFAULT_LOCK_TTL_MS, DEFAULT_STAGE_POLICY } from '../core/policy/stage-policy.ts';
 import type { JsonValue } from '../core/model.ts';
@@ -139,6 +140,50 @@ export const PipelineConfigSchema = Type.Object(
 );
 /** One pipeline's entry as written in the file. */
 export type PipelineFileConfig = Static<typeof PipelineConfigSchema>;
+
+/** One tenant's admission limits (`admission.tenantDefaults`, `admission.tenants.<name>`). */
+const TenantLimitsSchema = Type.Object(
+  {
+    maxInFlightRuns: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Runs of the tenant queued or running at once; a submission past it gets 429 TENANT_IN_FLIGHT_LIMIT (default: no limit).' }),
+    ),
+    submitRate: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        description: 'Runs the tenant may submit per second, sustained, per API process (a token bucket); past it 429 TENANT_RATE_LIMITED (default: no limit).',
+      }),
+    ),
+    submitBurst: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Runs the tenant may submit at once after a quiet spell, with submitRate (default: submitRate rounded up).' }),
+    ),
+  },
+  strict,
+);
+
+/** One queue's admission limit (`admission.queueDefaults`, `admission.queues.<queue>`). */
+const QueueLimitsSchema = Type.Object(
+  {
+    maxBacklog: Type.Optional(
+      Type.Integer({ minimum: 1, description: "Ready jobs the queue may hold; a submission whose first stage's queue is full gets 429 QUEUE_BACKLOG_FULL (default: no limit)." }),
+    ),
+  },
+  strict,
+);
+
+/** The `admission:` section: limits on submissions (see the README, Admission control). */
+export const AdmissionSchema = Type.Object(
+  {
+    tenantDefaults: Type.Optional(Type.Object(TenantLimitsSchema.properties, { ...strict, description: 'Limits of every tenant; runs submitted without a tenant count as one tenant.' })),
+    tenants: Type.Optional(
+      Type.Record(Type.String({ minLength: 1 }), TenantLimitsSchema, { description: 'Per tenant name: limits over tenantDefaults, field by field.' }),
+    ),
+    queueDefaults: Type.Optional(Type.Object(QueueLimitsSchema.properties, { ...strict, description: 'Limit of every queue.' })),
+    queues: Type.Optional(
+      Type.Record(Type.String(), QueueLimitsSchema, { description: 'Per queue (<pipeline>.<stage>, a queue of a registered or declared pipeline): over queueDefaults.' }),
+    ),
+  },
+  strict,
+);
 
 /** The whole `kiln.yaml`. Every field is optional; `default` annotations are the defaults. */
 export const KilnFileSchema = Type.Object(
@@ -314,6 +359,7 @@ export const KilnFileSchema = Type.Object(
       }),
     ),
     pipeline: Type.Optional(SinglePipelineSchema),
+    admission: Type.Optional(AdmissionSchema),
   },
   strict,
 );
@@ -353,6 +399,8 @@ export interface ResolvedConfig {
   readonly log: { readonly level: LogLevel; readonly format: LogFormat };
   /** pipeline -> stage -> overrides, with a pipeline's `defaults` folded into each of its stages. */
   readonly policies: PolicyOverrides;
+  /** Limits on submissions (`admission:`); empty: none (no check at all). */
+  readonly admission: AdmissionLimits;
   /** pipeline -> its settings as its `parseSettings` returned them (every registered pipeline that has one). */
   readonly settings: Readonly<Record<string, JsonValue>>;
   /** Pipelines declared in kiln.yaml (`pipeline:`, and `pipelines.<name>` with a list of stages), resolved. */
@@ -360,7 +408,7 @@ export interface ResolvedConfig {
 }
 
 /** The sections of {@link ResolvedConfig} that come straight from fields (not `source`, `policies`). */
-export type ResolvedSections = Omit<ResolvedConfig, 'source' | 'policies' | 'settings' | 'commandPipelines'>;
+export type ResolvedSections = Omit<ResolvedConfig, 'source' | 'policies' | 'settings' | 'commandPipelines' | 'admission'>;
 
 /** The S3 artifact store's settings (`artifacts.url` and the fields beside it). */
 export type ResolvedS3Artifacts = S3ArtifactsSettings;
@@ -374,6 +422,7 @@ export const CONFIG_DEFAULTS: ResolvedSections = (() => {
   // Default durations are written as integer ms, so they need no conversion.
   delete raw['pipelines'];
   delete raw['pipeline'];
+  delete raw['admission'];
   // The file's store fields cover both stores; the default selects SQLite at the default path.
   raw['store'] = { kind: StoreKind.sqlite, path: (raw['store'] as { path: string }).path };
   // The file's `lock.ttl` resolves to `ttlMs`, kept by the default store (see lock-settings.ts).

@@ -123,6 +123,23 @@ export class ConflictError extends PipelineError {
   }
 }
 
+/** The codes of {@link AdmissionRefusedError}: which admission limit refused a submission. */
+export const ADMISSION_CODES = ['TENANT_IN_FLIGHT_LIMIT', 'TENANT_RATE_LIMITED', 'QUEUE_BACKLOG_FULL'] as const;
+export type AdmissionCode = (typeof ADMISSION_CODES)[number];
+
+/**
+ * A submission refused by an admission limit (HTTP 429, retryable): nothing of its batch was
+ * stored. `details.retryAfterMs` says when a retry may pass (the HTTP answer's `Retry-After`),
+ * `details.limit` the limit, `details.index` the refused request's position in the batch.
+ */
+export class AdmissionRefusedError extends PipelineError {
+  readonly retryAfterMs: number;
+  constructor(code: AdmissionCode, message: string, retryAfterMs: number, options: PipelineErrorOptions = {}) {
+    super(code, message, true, { ...options, defaultStatus: 429, details: { ...options.details, retryAfterMs } });
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
 /** The worker no longer holds the job's lease: stop work now, the result will not be committed. */
 export class LeaseLostError extends PipelineError {
   constructor(jobId: string, options: PipelineErrorOptions = {}) {
@@ -244,6 +261,9 @@ export const ERROR_CODES = {
   ASSET_TYPE_MISMATCH: { status: 422, summary: 'The declared Content-Type contradicts the format sniffed from the bytes.' },
   ASSET_IMPORT_FORBIDDEN: { status: 403, summary: 'An import: source path is empty, absolute, has .. segments or resolves outside every import root.' },
   ASSET_IMPORT_NOT_FOUND: { status: 422, summary: 'An import: source path names no regular file under any import root.' },
+  TENANT_IN_FLIGHT_LIMIT: { status: 429, summary: "The tenant already has admission.tenants' maxInFlightRuns runs that have not ended; nothing was queued." },
+  TENANT_RATE_LIMITED: { status: 429, summary: "The tenant submits faster than its submitRate (and submitBurst) allows; nothing was queued." },
+  QUEUE_BACKLOG_FULL: { status: 429, summary: "The queue of the run's first stage already holds maxBacklog ready jobs; nothing was queued." },
   INVALID_TRANSITION: { status: 409, summary: 'The run or job is not in a state that allows this action.' },
   RUN_COMPENSATED: { status: 409, summary: 'The run was rolled back; it cannot be replayed, submit a new run.' },
   CANCELLED: { status: 409, summary: 'The run was cancelled (by an operator, or its queue was drained).' },

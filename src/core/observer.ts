@@ -2,7 +2,7 @@
  * The observation port: the engine reports what happened, `src/observe` turns it into metrics.
  * Every method must be cheap and must never throw (it runs on the claim/commit path).
  */
-import type { ErrorClass } from './errors.ts';
+import type { AdmissionCode, ErrorClass } from './errors.ts';
 import type { RunStatus } from './model.ts';
 
 /**
@@ -56,6 +56,8 @@ export interface EngineObserver {
   runFinished(pipeline: string, status: RunStatus, durationMs: number): void;
   /** Submissions answered with an existing run (same idempotency key). */
   submitDeduplicated(pipeline: string, count: number): void;
+  /** A submission (of `count` runs) refused by an admission limit: `code` is the refusal's. */
+  submitRefused(pipeline: string, code: AdmissionCode, count: number): void;
   /** A worker claimed `count` jobs of `queue` in one claim. */
   jobsClaimed(queue: string, count: number): void;
   /** A handler ran past its stage's `timeoutMs` and was aborted. */
@@ -114,6 +116,7 @@ export const noopObserver: EngineObserver = {
   runStatus: () => {},
   runFinished: () => {},
   submitDeduplicated: () => {},
+  submitRefused: () => {},
   jobsClaimed: () => {},
   stageTimedOut: () => {},
   heartbeatLost: () => {},

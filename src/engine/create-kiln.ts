@@ -4,12 +4,12 @@
  */
 import { contentHash } from '../core/canonical.ts';
 import { systemClock } from '../core/clock.ts';
-import { ConfigError, NotFoundError, ValidationError } from '../core/errors.ts';
+import { AdmissionRefusedError, ConfigError, NotFoundError, ValidationError, type AdmissionCode } from '../core/errors.ts';
 import { createIdGenerator } from '../core/ids.ts';
 import { silentLogger } from '../core/logger.ts';
 import type { JsonValue, RunStatus } from '../core/model.ts';
 import type { PipelineDefinition } from '../core/pipeline/define-pipeline.ts';
-import type { SubmitRunRequest } from '../core/ports/jobs.ts';
+import type { SubmitRunRequest, SubmitRunResult } from '../core/ports/jobs.ts';
 import { noopObserver } from '../core/observer.ts';
 import type { Kiln, KilnOptions } from './kiln-types.ts';
 import type { RunEndedEvent } from './worker-deps.ts';
@@ -20,6 +20,7 @@ import { createSingleFlightCache } from './single-flight-cache.ts';
 import { instrumentArtifacts } from './instrumented-artifacts.ts';
 import { submissionTrace } from './submission-trace.ts';
 import { withSpan } from './tracing.ts';
+import { createAdmission, type Admission } from './admission.ts';
 import { createWorker } from './worker.ts';
 
 const DEFAULT_LIST_LIMIT = 50;
@@ -92,7 +93,23 @@ export function createKiln(options: KilnOptions): Kiln {
       const cancel = clock.setTimer(done, ms);
       runEndedListeners.add(wake);
     });
+  const admission = createAdmission(options.admission, clock);
   const cache = createSingleFlightCache({ store, clock, ids, observer, random, owner: `kiln-${ids.token().slice(0, 12)}` });
+
+  /** Submits with the admission limits attached (see admission.ts); a refused batch spends no submit token. */
+  const submitAdmitted = async (pipelineName: string, requests: SubmitRunRequest[]): Promise<SubmitRunResult[]> => {
+    const admitted = (admission as Admission).admit(requests);
+    let results: SubmitRunResult[];
+    try {
+      results = await store.jobs.submit(admitted.requests);
+    } catch (err) {
+      admitted.refund();
+      if (err instanceof AdmissionRefusedError) observer.submitRefused(pipelineName, err.code as AdmissionCode, requests.length);
+      throw err;
+    }
+    admitted.settle(results);
+    return results;
+  };
 
   /**
    * Validates every input first (a bad one submits nothing), then submits all in one transaction,
@@ -121,7 +138,7 @@ export function createKiln(options: KilnOptions): Kiln {
           const { traceparent: _header, traceId: _id, ...rest } = options;
           return { pipeline: pipelineName, pipelineVersion: pipeline.version, input, inputChecksum: contentHash(input), stages: stageNames, firstJob: first.job, ...rest, ...tracing.ofItem(index, span) };
         });
-        const results = await store.jobs.submit(requests);
+        const results = admission ? await submitAdmitted(pipelineName, requests) : await store.jobs.submit(requests);
         let deduplicated = 0;
         for (const { run, created } of results) {
           if (created) observer.runStatus(pipelineName, run.status, run.tenant);

@@ -10,6 +10,7 @@ import type { PipelineDefinition } from '../core/pipeline/define-pipeline.ts';
 import type { StagePolicy, StagePolicyOverrides } from '../core/policy/stage-policy.ts';
 import type { SingleFlightCache } from '../core/cache.ts';
 import type { ArtifactGcOptions, ArtifactGcReport } from './artifact-gc.ts';
+import type { AdmissionLimits } from './admission.ts';
 import type { VerifyOptions, VerifyReport } from './verify/verify-types.ts';
 import type { RunEndedEvent } from './worker-deps.ts';
 import type { ArtifactStore } from '../core/ports/artifact-store.ts';
@@ -39,6 +40,12 @@ export interface KilnOptions {
    * pipeline's `parseSettings` here (so parsing must accept its own output). @default {}
    */
   settings?: Readonly<Record<string, unknown>>;
+  /**
+   * Admission limits of submissions (`admission:` in kiln.yaml; see admission.ts): past one, a
+   * submission is refused with an `AdmissionRefusedError` (HTTP 429) and stores nothing.
+   * @default no limits (no check at all)
+   */
+  admission?: AdmissionLimits;
   logger?: Logger;
   observer?: EngineObserver;
   clock?: Clock;

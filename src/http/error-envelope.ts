@@ -101,7 +101,7 @@ function retryAfterSeconds(body: ErrorEnvelope): number {
 function handleError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const { body, internal } = toErrorEnvelope(err);
   if (internal) request.log.error({ err }, 'request failed');
-  // Every 503 says when to retry.
+  // Every 503 and 429 says when to retry.
   // RFC 6750: a 401 names the scheme; a presented token that was refused is an invalid_token.
   if (body.statusCode === 401) {
     const reason = body.details?.reason;
@@ -111,6 +111,8 @@ function handleError(err: unknown, request: FastifyRequest, reply: FastifyReply)
     request.log.warn({ err }, body.code === 'STORE_UNAVAILABLE' ? 'store unavailable' : 'unavailable');
     void reply.header('retry-after', String(retryAfterSeconds(body)));
   }
+  // An admission refusal (429) says when a retry may pass; it is the client's pace, not ours: no log.
+  if (body.statusCode === 429) void reply.header('retry-after', String(retryAfterSeconds(body)));
   return reply.status(body.statusCode).send(body);
 }
 

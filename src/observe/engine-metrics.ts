@@ -6,6 +6,7 @@
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { RunStatus } from '../core/model.ts';
+import { ADMISSION_CODES } from '../core/errors.ts';
 import { StageOutcome, type EngineObserver, type StageExecution } from '../core/observer.ts';
 import { boundedLabel } from './bounded-label.ts';
 import { createLockEventMetrics } from './lock-metrics.ts';
@@ -76,6 +77,7 @@ export function createEngineMetrics(registry: Registry): EngineMetrics {
     runStatus: (pipeline, status, tenant) => run.runs.inc({ pipeline, status, tenant: tenant ? tenantLabel(tenant) : '' }),
     runFinished: (pipeline, status, durationMs) => run.duration.observe({ pipeline, status }, Math.max(0, durationMs) / 1000),
     submitDeduplicated: (pipeline, count) => count > 0 && run.dedupHits.inc({ pipeline }, count),
+    submitRefused: (pipeline, code, count) => run.refused.inc({ pipeline, code }, count),
     jobsClaimed: (name, count) => count > 0 && queue.claimed.inc({ queue: name }, count),
     stageTimedOut: (pipeline, name) => stage.timeouts.inc({ pipeline, stage: name }),
     heartbeatLost: (name) => queue.heartbeatLosses.inc({ queue: name }),
@@ -129,6 +131,7 @@ function declarePipeline(m: RunMetrics, pipeline: string): void {
   for (const status of RUN_STATUSES) m.runs.inc({ pipeline, status, tenant: '' }, 0);
   for (const status of FINISHED_STATUSES) m.duration.zero({ pipeline, status });
   for (const counter of [m.dedupHits, m.publishPrevented]) counter.inc({ pipeline }, 0);
+  for (const code of ADMISSION_CODES) m.refused.inc({ pipeline, code }, 0);
 }
 
 /** Metric constructors bound to one registry. */
@@ -209,6 +212,11 @@ function createRunMetrics(registry: Registry) {
       RUN_DURATION_BUCKETS_SECONDS,
     ),
     dedupHits: counter('kiln_submit_dedup_hits_total', 'Submissions answered with the run that already held their idempotency key (no new run).', ['pipeline']),
+    refused: counter(
+      'kiln_submit_refused_total',
+      'Runs whose submission an admission limit refused with 429 (code: TENANT_IN_FLIGHT_LIMIT, TENANT_RATE_LIMITED, QUEUE_BACKLOG_FULL); nothing was queued.',
+      ['pipeline', 'code'],
+    ),
     publishRequests: counter(
       'kiln_publish_requests_total',
       `Publications requested by committed stages, by render profile (the first ${MAX_PROFILE_LABELS} profiles, later ones as "other"); refusals are included (see kiln_duplicate_publish_prevented_total).`,

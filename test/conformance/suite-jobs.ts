@@ -4,6 +4,7 @@
  */
 import { describe } from 'node:test';
 import type { StoreHarness } from './fixture.ts';
+import { describeSubmitAdmission } from './jobs/admission.ts';
 import { describeCommitBatches } from './jobs/batches.ts';
 import { describeClaim, describeRenew } from './jobs/claim-and-renew.ts';
 import { describeCommit } from './jobs/commit.ts';
@@ -17,6 +18,7 @@ export function describeJobsPort(harness: StoreHarness): void {
   describe('jobs sub-port', () => {
     describeSubmitOne(harness);
     describeSubmitBatches(harness);
+    describeSubmitAdmission(harness);
     describeTraceParent(harness);
     describeClaim(harness);
     describeRenew(harness);

@@ -11,6 +11,7 @@ import type { Logger } from '../../src/core/logger.ts';
 import type { Store } from '../../src/core/ports/store.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln, PolicyOverrides, Worker } from '../../src/engine/kiln-types.ts';
+import type { AdmissionLimits } from '../../src/engine/admission.ts';
 import { buildApp, type AppDeps } from '../../src/http/build-app.ts';
 import { readCacheCounters } from '../../src/observe/cache-counters.ts';
 import { createMetrics } from '../../src/observe/metrics.ts';
@@ -70,6 +71,8 @@ export interface HarnessOptions {
   pipelines?: readonly PipelineDefinition[];
   /** Handed to `buildApp`: API tokens (metrics access, the verified-token cache's TTL and clocks). */
   auth?: AppDeps['auth'];
+  /** Handed to `createKiln`: admission limits of submissions (`admission:` of kiln.yaml). */
+  admission?: AdmissionLimits;
 }
 
 /** Quick retries so failing runs reach their end state within the test. */
@@ -103,6 +106,7 @@ export async function openHttpHarness(createStore: StoreFactory, options: Harnes
     policies: options.policies ?? (options.pipelines ? {} : FAST_POLICIES),
     observer: metrics.observer,
     ...(options.kilnLogger === undefined ? {} : { logger: options.kilnLogger }),
+    ...(options.admission === undefined ? {} : { admission: options.admission }),
   });
   metrics.setQueueStats(() => kiln.queues());
   const app = buildApp({

@@ -4,7 +4,8 @@
  * that goes through each jobs and operator method: every job sits in exactly the index of its
  * state (with the right score), no index holds a job that is gone or in another state, prios
  * names exactly the non-empty ready zsets, jobkey maps each live job's key to it, runjobs lists
- * each run's jobs, and jobs:outputs holds exactly the outputs of the succeeded stage records.
+ * each run's jobs, jobs:outputs holds exactly the outputs of the succeeded stage records, and the
+ * inflight sets hold exactly the runs queued or running, by tenant (what admission counts).
  * Skipped, with the reason, where no Redis is available.
  */
 import assert from 'node:assert/strict';
@@ -98,10 +99,40 @@ async function assertIndexesTrue(admin: Redis, prefix: string, step: string): Pr
     }
     assert.deepEqual(await admin.hgetall(`${prefix}jobs:outputs:${runId}`), succeeded, `${step}: jobs:outputs of ${runId}`);
   }
+  assert.deepEqual(await inFlightSets(admin, prefix, keys), await runsInFlight(admin, prefix), `${step}: inflight sets`);
+}
+
+/** The inflight sets: key -> sorted run ids. */
+async function inFlightSets(admin: Redis, prefix: string, keys: readonly string[]): Promise<Record<string, string[]>> {
+  const sets: Record<string, string[]> = {};
+  for (const key of keys.filter((k) => k === 'inflight' || k.startsWith('inflight:'))) sets[key] = (await admin.smembers(prefix + key)).sort();
+  return sets;
+}
+
+/** What the inflight sets should be: the queued or running runs by tenant (key -> sorted run ids). */
+async function runsInFlight(admin: Redis, prefix: string): Promise<Record<string, string[]>> {
+  const sets: Record<string, string[]> = {};
+  for (const runId of await admin.zrange(`${prefix}runs`, 0, -1)) {
+    const [status, tenant] = await admin.hmget(`${prefix}run:${runId}`, 'status', 'tenant');
+    if (status !== 'queued' && status !== 'running') continue;
+    const key = tenant === null ? 'inflight' : `inflight:${tenant}`;
+    (sets[key] ??= []).push(runId);
+  }
+  for (const ids of Object.values(sets)) ids.sort();
+  return sets;
 }
 
 describe('redis store: the job indexes follow the records', { skip: redisSkipReason() }, () => {
   const stores = useRedisStores();
+
+  /** A fresh, migrated store named after `label`, its admin connection and key prefix. */
+  const openStore = async (label: string): Promise<{ store: Store; admin: Redis; prefix: string }> => {
+    const clock = createFakeClock();
+    const name = createStoreName(label);
+    const store: Store = await stores.open({ name, clock, ids: createIdGenerator(clock) });
+    await store.migrate();
+    return { store, admin: await stores.admin(), prefix: keyPrefix(name) };
+  };
 
   it('after every jobs and operator method, each job sits in the index of its state and every index entry is a job in that state', async () => {
     const clock = createFakeClock();
@@ -113,7 +144,7 @@ describe('redis store: the job indexes follow the records', { skip: redisSkipRea
     await store.migrate();
 
     await store.jobs.submit([
-      ...Array.from({ length: 6 }, (_, i) => ({ ...runRequestOf(i % 5), idempotencyKey: `k${i % 5}` })),
+      ...Array.from({ length: 6 }, (_, i) => ({ ...runRequestOf(i % 5), idempotencyKey: `k${i % 5}`, ...(i % 2 === 0 ? { tenant: 'acme' } : {}) })),
       { ...runRequestOf(10), firstJob: stageJob('a', { priority: 3 }) },
       { ...runRequestOf(11), ...onPipeline('other') },
       { ...runRequestOf(12), subjectId: 'asset', subjectVersion: 1 },
@@ -166,7 +197,7 @@ describe('redis store: the job indexes follow the records', { skip: redisSkipRea
     await check('cancel, pause and drain');
   });
 
-  it('a store of layout 1 (the claim wrote the stage record, ledger entries were hashes) migrates to layout 2 and reads its stages and ledger as before', async () => {
+  it('a store of layout 1 (the claim wrote the stage record, ledger entries were hashes) migrates to layout 2 (and on to 3) and reads its stages and ledger as before', async () => {
     const clock = createFakeClock();
     const name = createStoreName('layout1');
     const store: Store = await stores.open({ name, clock, ids: createIdGenerator(clock) });
@@ -201,8 +232,8 @@ describe('redis store: the job indexes follow the records', { skip: redisSkipRea
     await admin.hset(`${prefix}meta`, 'schema_version', '1');
 
     const migrated = await stores.open({ name, clock, ids: createIdGenerator(clock) });
-    assert.deepEqual(await migrated.schemaVersion(), { current: 1, latest: 2 });
-    assert.deepEqual((await migrated.migrate()).applied, [2]);
+    assert.deepEqual(await migrated.schemaVersion(), { current: 1, latest: 3 });
+    assert.deepEqual((await migrated.migrate()).applied, [2, 3]);
     assert.deepEqual(await migrated.reads.getRun(leased.run.id), expected);
     assert.deepEqual(await migrated.reads.getRun(released.run.id), expectedReleased);
     assert.deepEqual(await admin.hmget(`${prefix}stage:${leased.run.id}:0`, 'leaseOwner', 'leaseUntil'), [null, null]);
@@ -215,6 +246,19 @@ describe('redis store: the job indexes follow the records', { skip: redisSkipRea
     const again = await claimOne(migrated, 'demo.a', { workerId: 'w2' });
     assert.equal(again.job.id, released.job.id);
     assert.equal((await migrated.reads.getRun(released.run.id))?.stages[0]?.attempts, 1);
+  });
+
+  it('layout 3 fills the inflight sets of a store written at layout 2 from its queued and running runs', async () => {
+    const { store, admin, prefix } = await openStore('layout-v2');
+    await store.jobs.submit([runRequestOf(1), { ...runRequestOf(2), tenant: 'acme' }, { ...runRequestOf(3), tenant: 'acme' }]);
+    await claimOne(store, 'demo.a');
+    const expected = await runsInFlight(admin, prefix);
+    assert.deepEqual(Object.values(expected).map((ids) => ids.length).sort(), [1, 2]);
+    // As a kiln of layout 2 left it: no inflight sets.
+    await admin.del(...Object.keys(expected).map((key) => prefix + key));
+    await admin.hset(`${prefix}meta`, 'schema_version', '2');
+    assert.deepEqual((await store.migrate()).applied, [3]);
+    assert.deepEqual(await inFlightSets(admin, prefix, await keysOf(admin, prefix)), expected);
   });
 });
 

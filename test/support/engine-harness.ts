@@ -12,6 +12,7 @@ import type { ArtifactStore } from '../../src/core/ports/artifact-store.ts';
 import type { Store } from '../../src/core/ports/store.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln, PolicyOverrides } from '../../src/engine/kiln-types.ts';
+import type { AdmissionLimits } from '../../src/engine/admission.ts';
 
 /** Every event the engine reported. */
 export interface Recorded {
@@ -35,6 +36,8 @@ export interface Recorded {
   /** `<pipeline>:<status>:<ms>` per finished run. */
   runsFinished: string[];
   dedupHits: number;
+  /** Runs refused by admission, by code. */
+  refused: Record<string, number>;
   /** Claims per queue. */
   claimed: Record<string, number>;
   timeouts: string[];
@@ -62,6 +65,7 @@ export function createRecorder(): { observer: EngineObserver; recorded: Recorded
     staleLocksReaped: 0,
     runsFinished: [],
     dedupHits: 0,
+    refused: {},
     claimed: {},
     timeouts: [],
     heartbeatLosses: [],
@@ -84,6 +88,7 @@ export function createRecorder(): { observer: EngineObserver; recorded: Recorded
     staleLocksReaped: (n) => (recorded.staleLocksReaped += n),
     runFinished: (pipeline, status, ms) => recorded.runsFinished.push(`${pipeline}:${status}:${ms}`),
     submitDeduplicated: (_pipeline, n) => (recorded.dedupHits += n),
+    submitRefused: (_pipeline, code, n) => (recorded.refused[code] = (recorded.refused[code] ?? 0) + n),
     jobsClaimed: (q, n) => (recorded.claimed[q] = (recorded.claimed[q] ?? 0) + n),
     stageTimedOut: (p, s) => recorded.timeouts.push(`${p}.${s}`),
     heartbeatLost: (q) => recorded.heartbeatLosses.push(q),
@@ -113,7 +118,11 @@ export interface EngineHarness {
 }
 
 /** Creates a harness; backoff jitter is fixed at 0.5 so delays are predictable. */
-export async function createEngineHarness(pipelines: PipelineDefinition[], policies?: PolicyOverrides, options: { lockTtlMs?: number } = {}): Promise<EngineHarness> {
+export async function createEngineHarness(
+  pipelines: PipelineDefinition[],
+  policies?: PolicyOverrides,
+  options: { lockTtlMs?: number; admission?: AdmissionLimits } = {},
+): Promise<EngineHarness> {
   const clock = createFakeClock();
   const ids = createIdGenerator(clock);
   const store = createMemoryStore({ clock, ids });

@@ -208,7 +208,7 @@ describe('loadConfig', () => {
         ['pipelines.demo.sleep.stages.prepare.retries', 7],
       ],
     );
-    assert.match(issues[0]!.message, /unknown key "stroe" \(allowed: store, artifacts, http, worker, log, pipelines, pipeline\)/);
+    assert.match(issues[0]!.message, /unknown key "stroe" \(allowed: store, artifacts, http, worker, log, pipelines, pipeline, admission\)/);
     assert.match(issues[2]!.message, /unknown key "retries"/);
   });
 

@@ -51,7 +51,7 @@ function expectedExit(code: ErrorCode): number {
   if (code === 'CONFIG_INVALID') return ExitCode.usage;
   if (status === 404) return ExitCode.notFound;
   if (status === 409) return ExitCode.conflict;
-  if (status === 503) return ExitCode.unavailable;
+  if (status === 503 || status === 429) return ExitCode.unavailable;
   if (status >= 400 && status < 500) return ExitCode.usage;
   return ExitCode.failure;
 }

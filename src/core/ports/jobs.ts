@@ -4,6 +4,7 @@
  * leases are reaped. Every mutation carries its lease (job id + token): a stale token changes
  * nothing. Time is the store's clock.
  */
+import type { AdmissionCode } from '../errors.ts';
 import type { PublicationRequest } from './publications.ts';
 import type { Job, JobKind, JsonValue, Run, RunStatus, StageErrorRecord } from '../model.ts';
 
@@ -49,6 +50,33 @@ export interface SubmitRunRequest {
   traceId?: string;
   /** See `Run.traceParent`; its trace id should equal `traceId`. */
   traceParent?: string;
+  /**
+   * Admission limits, checked in the same transaction as the creation (so concurrent submissions
+   * never overshoot them). Absent: no check. See {@link SubmitAdmission}.
+   */
+  admission?: SubmitAdmission;
+}
+
+/** Runs whose status counts against a tenant's `maxInFlightRuns`: a worker has yet to finish them. */
+export const IN_FLIGHT_RUN_STATUSES = ['queued', 'running'] as const;
+
+/**
+ * The admission limits of one request of {@link JobsPort.submit}. They apply only when the
+ * request would create a run: one answered by its idempotency key is never refused. Checked in
+ * this order, each seeing the requests of the batch before it; a refusal rejects the whole batch
+ * with an `AdmissionRefusedError` (`details.index` = the request's position, `details.limit`):
+ * - `refuse`: refused with that code (a limit the caller keeps, e.g. its submit rate);
+ * - `maxInFlightRuns`: `TENANT_IN_FLIGHT_LIMIT` when the request's tenant already has this many
+ *   runs `queued` or `running` (runs without a tenant count as one tenant of their own);
+ * - `maxBacklog`: `QUEUE_BACKLOG_FULL` when `firstJob.queue` already holds this many `ready`
+ *   jobs (due now or later).
+ */
+export interface SubmitAdmission {
+  refuse?: { code: AdmissionCode; retryAfterMs: number };
+  maxInFlightRuns?: number;
+  maxBacklog?: number;
+  /** The `retryAfterMs` of an in-flight or backlog refusal. */
+  retryAfterMs: number;
 }
 
 /** Result of one request of {@link JobsPort.submit}. */
@@ -245,7 +273,8 @@ export interface JobsPort {
    * failing request, `details.index` being its position in `requests`: first every request is
    * checked on its own (`ValidationError` when `firstJob.stage` is not one of `stages`), then
    * they are applied in order (`ConflictError` `IDEMPOTENCY_KEY_REUSED` when the key's run has
-   * another `inputChecksum`; `details.runId` names that run when it was stored before the call).
+   * another `inputChecksum`; `details.runId` names that run when it was stored before the call;
+   * `AdmissionRefusedError` when a limit of {@link SubmitRunRequest.admission} refuses it).
    * Store errors (e.g. `StoreUnavailableError`) carry no index.
    */
   submit(requests: readonly SubmitRunRequest[]): Promise<SubmitRunResult[]>;

@@ -662,6 +662,12 @@ CREATE INDEX publications_artifact ON kiln.publications USING btree (artifact_re
 CREATE UNIQUE INDEX runs_idempotency_key ON kiln.runs USING btree (pipeline, idempotency_key) WHERE (idempotency_key IS NOT NULL);
 
 --
+-- Name: runs_in_flight; Type: INDEX; Schema: kiln; Owner: -
+--
+
+CREATE INDEX runs_in_flight ON kiln.runs USING btree (tenant) WHERE (status = ANY (ARRAY['queued'::text, 'running'::text]));
+
+--
 -- Name: runs_status; Type: INDEX; Schema: kiln; Owner: -
 --
 

@@ -4,6 +4,8 @@
  * answers of a script (`{err: ...}`) are turned into kiln errors by {@link scriptError}.
  */
 import {
+  AdmissionRefusedError,
+  type AdmissionCode,
   ConflictError,
   NotFoundError,
   PipelineError,
@@ -68,7 +70,7 @@ export function mapError(err: unknown): PipelineError {
 
 /** A domain answer of a script: `fail(kind, code, message, details)` in lib-keys.lua. */
 export interface ScriptFailure {
-  kind: 'validation' | 'not_found' | 'conflict' | 'unprocessable' | 'schema';
+  kind: 'validation' | 'not_found' | 'conflict' | 'unprocessable' | 'schema' | 'admission';
   code: string;
   message: string;
   details: Record<string, unknown>;
@@ -88,6 +90,10 @@ export function scriptError(failure: ScriptFailure): PipelineError {
       return new UnprocessableError(failure.code, failure.message, { details });
     case 'schema':
       return new SchemaVersionError(failure.message, { details });
+    case 'admission': {
+      const { retryAfterMs, ...rest } = details;
+      return new AdmissionRefusedError(failure.code as AdmissionCode, failure.message, Number(retryAfterMs), { details: rest });
+    }
   }
 }
 

@@ -4,11 +4,11 @@
  * fail runs before the first write, so a rejected batch leaves the state untouched.
  */
 import { ErrorClass } from '../../../core/errors.ts';
-import type { Run, StageErrorRecord } from '../../../core/model.ts';
+import { JobState, type Run, type StageErrorRecord } from '../../../core/model.ts';
 import { RunStatus } from '../../../core/model.ts';
-import type { SubmitRunRequest, SubmitRunResult } from '../../../core/ports/jobs.ts';
+import { IN_FLIGHT_RUN_STATUSES, type SubmitRunRequest, type SubmitRunResult } from '../../../core/ports/jobs.ts';
 import { isTerminal } from '../../../core/run/transitions.ts';
-import { assertSubmittable, idempotencyKeyReused } from '../../shared/submit-checks.ts';
+import { assertBatchAdmitted, assertSubmittable, hasAdmission, idempotencyKeyReused, type AdmissionReads } from '../../shared/submit-checks.ts';
 import { newRun } from '../../shared/new-run.ts';
 import { copy, pairKey, pendingStages } from '../rows.ts';
 import type { MemoryState } from '../state.ts';
@@ -85,10 +85,21 @@ function submitChecked(state: MemoryState, request: SubmitRunRequest, now: numbe
   return { run: copy(run), created: true };
 }
 
+/** The admission counts of the memory store: scans (it is the reference, not the fast path). */
+function admissionReads(state: MemoryState): AdmissionReads {
+  const inFlight: readonly string[] = IN_FLIGHT_RUN_STATUSES;
+  return {
+    keyHeld: (pipeline, key) => state.runKeys.has(runKeyOf(pipeline, key)),
+    inFlight: (tenant) => [...state.runs.values()].filter((r) => r.tenant === tenant && inFlight.includes(r.status)).length,
+    backlog: (queue) => [...state.jobs.values()].filter((j) => j.queue === queue && j.state === JobState.ready).length,
+  };
+}
+
 /** Submits the requests in order, all or nothing (see `JobsPort.submit`); results in input order. */
 export function submitRuns(state: MemoryState, requests: readonly SubmitRunRequest[]): SubmitRunResult[] {
   assertSubmittable(requests);
   assertKeysConsistent(state, requests);
+  if (hasAdmission(requests)) assertBatchAdmitted(requests, admissionReads(state));
   const now = state.clock.now();
   return requests.map((request) => submitChecked(state, request, now));
 }

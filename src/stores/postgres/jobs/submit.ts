@@ -4,7 +4,7 @@
  *   autocommit), and a second read only when its idempotency key is already taken;
  * - several requests, none with a subject: ONE call of `submit_runs` (routines/jobs-submit.sql),
  *   which creates them set-wise and raises (rolling the statement back) on a reused key;
- * - any request with a subject: request by request in ONE transaction that first takes the
+ * - any request with a subject or admission limits: request by request in ONE transaction that first takes the
  *   advisory lock of every subject of the batch, in one order, so two versions of one subject
  *   submitted at once cannot both stay live (the newer supersedes the older, whichever commits
  *   first) and two batches naming the same subjects never wait in a cycle.
@@ -14,7 +14,7 @@ import { PipelineError, type ErrorDetails } from '../../../core/errors.ts';
 import { jobIdempotencyKey } from '../../../core/keys.ts';
 import { TERMINAL_RUN_STATUSES, type StageErrorRecord } from '../../../core/model.ts';
 import type { SubmitRunRequest, SubmitRunResult } from '../../../core/ports/jobs.ts';
-import { assertSubmittable, idempotencyKeyReused } from '../../shared/submit-checks.ts';
+import { assertBatchAdmitted, assertSubmittable, hasAdmission, idempotencyKeyReused } from '../../shared/submit-checks.ts';
 import type { PgContext } from '../context.ts';
 import { inTransaction, queryRows, type Queryable } from '../database.ts';
 import { errorJsonText, runFromRow, toJsonText, type RunRow } from '../rows.ts';
@@ -115,10 +115,59 @@ function isSubjectRequest(request: SubmitRunRequest): request is SubjectRequest 
   return request.subjectId !== undefined && request.subjectVersion !== undefined;
 }
 
-/** Takes the advisory lock of each distinct subject of the batch, in sorted order. */
+/**
+ * Takes the advisory lock of each distinct subject of the batch and, for requests with admission
+ * limits, of each tenant and first queue they count, in sorted order.
+ */
 async function lockSubjects(ctx: PgContext, client: pg.PoolClient, requests: readonly SubmitRunRequest[]): Promise<void> {
   const keys = new Set(requests.filter(isSubjectRequest).map((r) => JSON.stringify([ctx.schema, r.pipeline, r.subjectId])));
+  for (const { admission, tenant, firstJob } of requests) {
+    if (admission?.maxInFlightRuns !== undefined) keys.add(JSON.stringify([ctx.schema, 'admission:tenant', tenant ?? null]));
+    if (admission?.maxBacklog !== undefined) keys.add(JSON.stringify([ctx.schema, 'admission:queue', firstJob.queue]));
+  }
   if (keys.size > 0) await queryRows(client, ctx.sql.jobs.lockSubjects, [[...keys]]);
+}
+
+/** The largest limit of each tenant and queue the batch's admission counts, and the keys it names. */
+function admissionNeeds(requests: readonly SubmitRunRequest[]): { tenants: Map<string | null, number>; queues: Map<string, number>; keys: SubmitRunRequest[] } {
+  const tenants = new Map<string | null, number>();
+  const queues = new Map<string, number>();
+  for (const { admission, tenant = null, firstJob } of requests) {
+    if (admission?.maxInFlightRuns !== undefined) tenants.set(tenant, Math.max(tenants.get(tenant) ?? 0, admission.maxInFlightRuns));
+    if (admission?.maxBacklog !== undefined) queues.set(firstJob.queue, Math.max(queues.get(firstJob.queue) ?? 0, admission.maxBacklog));
+  }
+  return { tenants, queues, keys: requests.filter((r) => r.idempotencyKey !== undefined) };
+}
+
+/**
+ * The batch's admission checks (see `assertBatchAdmitted`), under the locks of lockSubjects and
+ * before the first write: each count is read once, capped at the largest limit it is held to.
+ */
+async function checkAdmission(ctx: PgContext, client: pg.PoolClient, requests: readonly SubmitRunRequest[]): Promise<void> {
+  const needs = admissionNeeds(requests);
+  const held = new Set<string>();
+  for (const { pipeline, idempotencyKey } of needs.keys) {
+    const [run] = await queryRows<RunRow>(client, ctx.sql.jobs.selectRunByKey, [pipeline, idempotencyKey]);
+    if (run) held.add(JSON.stringify([pipeline, idempotencyKey]));
+  }
+  const inFlight = new Map<string | null, number>();
+  for (const [tenant, cap] of needs.tenants) {
+    const [row] =
+      tenant === null
+        ? await queryRows<{ n: number }>(client, ctx.sql.jobs.countUntenantedInFlight, [cap])
+        : await queryRows<{ n: number }>(client, ctx.sql.jobs.countTenantInFlight, [tenant, cap]);
+    inFlight.set(tenant, row?.n ?? 0);
+  }
+  const backlog = new Map<string, number>();
+  for (const [queue, cap] of needs.queues) {
+    const [row] = await queryRows<{ n: number }>(client, ctx.sql.jobs.countQueueBacklog, [queue, cap]);
+    backlog.set(queue, row?.n ?? 0);
+  }
+  assertBatchAdmitted(requests, {
+    keyHeld: (pipeline, key) => held.has(JSON.stringify([pipeline, key])),
+    inFlight: (tenant) => inFlight.get(tenant) ?? 0,
+    backlog: (queue) => backlog.get(queue) ?? 0,
+  });
 }
 
 /**
@@ -179,6 +228,7 @@ async function applyInOrder(
   requests: readonly SubmitRunRequest[],
 ): Promise<{ results: SubmitRunResult[]; woken: Set<string> }> {
   await lockSubjects(ctx, client, requests);
+  if (hasAdmission(requests)) await checkAdmission(ctx, client, requests);
   const created = new Set<string>();
   const woken = new Set<string>();
   const results: SubmitRunResult[] = [];
@@ -301,7 +351,8 @@ async function submitAlone(ctx: PgContext, request: SubmitRunRequest): Promise<S
 export async function submitRuns(ctx: PgContext, requests: readonly SubmitRunRequest[]): Promise<SubmitRunResult[]> {
   if (requests.length === 0) return [];
   assertSubmittable(requests);
-  if (requests.some(hasSubject)) return submitInOrder(ctx, requests);
+  // Admission limits are counted under locks, in the transaction of the per-request path.
+  if (requests.some(hasSubject) || hasAdmission(requests)) return submitInOrder(ctx, requests);
   const [only] = requests;
   if (requests.length === 1 && only !== undefined) return [await submitAlone(ctx, only)];
   return submitSetWise(ctx, requests);

@@ -59,13 +59,38 @@ export const submitRuns = (s: string): Statement =>
     `SELECT r.ord, r.created, r.run FROM ${s}.submit_runs($2::json, $1::bigint, $3) AS r ORDER BY r.ord`,
   );
 
+/**
+ * In: tenant, a cap. Out: `n`, the tenant's queued or running runs, at most the cap (admission:
+ * the count reads at most `cap` entries of index runs_in_flight, migration 0017).
+ */
+export const countTenantInFlight = (s: string): Statement =>
+  statement(
+    'count_tenant_in_flight',
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${s}.runs WHERE tenant = $1 AND status IN ('queued', 'running') LIMIT $2) AS r`,
+  );
+
+/** In: a cap. Out: `n`, the queued or running runs without a tenant, at most the cap. */
+export const countUntenantedInFlight = (s: string): Statement =>
+  statement(
+    'count_untenanted_in_flight',
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${s}.runs WHERE tenant IS NULL AND status IN ('queued', 'running') LIMIT $1) AS r`,
+  );
+
+/** In: queue, a cap. Out: `n`, the queue's ready jobs (due or not), at most the cap (index jobs_ready). */
+export const countQueueBacklog = (s: string): Statement =>
+  statement(
+    'count_queue_backlog',
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${s}.jobs WHERE queue = $1 AND state = 'ready' LIMIT $2) AS j`,
+  );
+
 /** In: pipeline, idempotency key. Out: the run submitted with that key (unique per pipeline). */
 export const selectRunByKey = (s: string): Statement =>
   statement('select_run_by_key', `SELECT * FROM ${s}.runs WHERE pipeline = $1 AND idempotency_key = $2`);
 
 /**
  * In: lock key texts. Takes each one's transaction-scoped advisory lock, in sorted order (so two
- * callers cannot wait in a cycle): serialises submissions of those subjects until the end.
+ * callers cannot wait in a cycle): serialises submissions of those subjects (and, with admission
+ * limits, of those tenants and queues) until the end.
  */
 export const lockSubjects = (_s: string): Statement =>
   statement(

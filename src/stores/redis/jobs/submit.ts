@@ -5,7 +5,7 @@
  * it but the time), any other run as its stored hash.
  */
 import type { JsonValue } from '../../../core/model.ts';
-import type { SubmitRunRequest, SubmitRunResult } from '../../../core/ports/jobs.ts';
+import type { SubmitAdmission, SubmitRunRequest, SubmitRunResult } from '../../../core/ports/jobs.ts';
 import { newRun } from '../../shared/new-run.ts';
 import { assertSubmittable } from '../../shared/submit-checks.ts';
 import type { RedisContext } from '../context.ts';
@@ -14,6 +14,24 @@ import { TERMINAL_STATUSES, scriptJobSpec } from './scripts.ts';
 
 /** The optional request fields, in the order the script writes them. */
 const OPTIONAL = ['idempotencyKey', 'subjectId', 'subjectVersion', 'tenant', 'traceId', 'traceParent'] as const;
+
+/** Appends a request's admission fields as the script reads them: their count, then name, value pairs. */
+function pushAdmission(args: string[], admission: SubmitAdmission | undefined): void {
+  if (admission === undefined) {
+    args.push('0');
+    return;
+  }
+  const { refuse, maxInFlightRuns, maxBacklog, retryAfterMs } = admission;
+  const fields: [string, number | string | undefined][] = [
+    ['refuse', refuse?.code],
+    ['refuseAfterMs', refuse?.retryAfterMs],
+    ['maxInFlightRuns', maxInFlightRuns],
+    ['maxBacklog', maxBacklog],
+    ['retryAfterMs', retryAfterMs],
+  ];
+  const given = fields.filter((f): f is [string, number | string] => f[1] !== undefined);
+  args.push(String(given.length), ...given.flatMap(([name, value]) => [name, String(value)]));
+}
 
 /** Appends one request as the script reads it (see jobs-submit.lua's header); returns its run id and input text. */
 function pushRequest(ctx: RedisContext, args: string[], request: SubmitRunRequest): { runId: string; input: string } {
@@ -33,6 +51,7 @@ function pushRequest(ctx: RedisContext, args: string[], request: SubmitRunReques
   args.push(String(request.stages.length), ...request.stages);
   const first = scriptJobSpec(ctx, request.firstJob, runId);
   args.push(first.id, first.stage, first.queue, first.kind, first.maxAttempts, first.priority, first.key);
+  pushAdmission(args, request.admission);
   return { runId, input };
 }
 

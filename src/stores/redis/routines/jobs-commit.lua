@@ -73,6 +73,7 @@ local function complete(item, j)
     status = j.kind == 'stage' and 'succeeded' or 'failed'
     redis.call('HSET', runKey, 'status', status, 'finishedAt', nowText, 'updatedAt', nowText)
     redis.call('HDEL', runKey, 'currentStage')
+    JOBS.track_in_flight(j.runId, status, j.tenant)
   elseif next.kind == 'rollback' then
     enqueueRollback(run, next)
     redis.call('HSET', runKey, 'updatedAt', nowText)
@@ -155,6 +156,7 @@ local function failItem(item, j)
   j.state = state
   JOBS.index(j)
   hset(runKey, runFields)
+  if runFields.status then JOBS.track_in_flight(j.runId, runFields.status, j.tenant) end
   if state == 'dead' and item.rollback ~= nil then enqueueRollback(run, item.rollback) end
   return 'committed', runFields.status or run.status, 0
 end

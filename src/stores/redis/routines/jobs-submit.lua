@@ -8,24 +8,31 @@
 --   decimal text, input as JSON text): runId, pipeline, pipelineVersion, input, inputChecksum,
 --   the count n of optional fields, n x (name, value) of those given among idempotencyKey,
 --   subjectId, subjectVersion, tenant, traceId, traceParent, the count m of stages, m stage
---   names, then the first job's id, stage, queue, kind, maxAttempts, priority, key. The first
---   job's stage is one of the stages (checked by the client before the call).
+--   names, then the first job's id, stage, queue, kind, maxAttempts, priority, key, then the count
+--   a of admission fields and a x (name, value) of those given among refuse (a code),
+--   refuseAfterMs, maxInFlightRuns, maxBacklog, retryAfterMs (SubmitAdmission). The first job's
+--   stage is one of the stages (checked by the client before the call).
 -- Result: a native array: now (text), the count w of queues made ready now, w queues, then per
 --   request '1' (created, and the run is as the request gave it: queued at its first stage,
 --   created and updated now; the client builds it) or '0' (an existing run) or '2' (created
 --   superseded), and for '0' and '2' the count of the run's flat hash then that flat hash;
---   or fail conflict IDEMPOTENCY_KEY_REUSED {index, idempotencyKey, runId?} (JSON text).
+--   or fail conflict IDEMPOTENCY_KEY_REUSED {index, idempotencyKey, runId?} (JSON text), or fail
+--   admission <code> {index, tenant | queue, limit?, retryAfterMs} when a limit refuses a request.
 -- Invariants:
 --   * All or nothing: every key is checked before the first write, so a refused batch writes
 --     nothing.
 --   * Each request sees the requests before it: a key used earlier in the batch returns that
 --     run (created false); subject supersession sees runs created earlier in the batch.
 --   * At most one run per (pipeline, idempotencyKey).
+--   * Admission: a request that creates a run is checked against its tenant's inflight set and its
+--     first queue's ready jobs as they were before the call, plus the runs created by the requests
+--     before it; the check precedes every write, so a refused batch writes nothing.
 
 local terminal = JOBS.set_of(ARGV[2])
 
--- The requests off ARGV (see the header).
+-- The requests off ARGV (see the header); limited: some request carries admission limits.
 local requests = {}
+local limited = false
 do
   local at = 3
   while at <= #ARGV do
@@ -47,6 +54,14 @@ do
     at = at + #stages + 1
     r.first = { id = ARGV[at], stage = ARGV[at + 1], queue = ARGV[at + 2], kind = ARGV[at + 3], maxAttempts = ARGV[at + 4], priority = ARGV[at + 5], key = ARGV[at + 6] }
     at = at + 7
+    local admissionCount = tonumber(ARGV[at])
+    at = at + 1
+    if admissionCount > 0 then
+      r.admission = {}
+      for i = 0, admissionCount - 1 do r.admission[ARGV[at + 2 * i]] = ARGV[at + 2 * i + 1] end
+      limited = true
+    end
+    at = at + 2 * admissionCount
     requests[#requests + 1] = r
   end
 end
@@ -69,6 +84,43 @@ for i, r in ipairs(requests) do
       local details = { index = i - 1, idempotencyKey = r.idempotencyKey }
       if storedId then details.runId = storedId end
       return fail('conflict', 'IDEMPOTENCY_KEY_REUSED', 'idempotency key ' .. r.idempotencyKey .. ' was used with another input', details)
+    end
+  end
+end
+
+-- Pass 1b, with admission limits only: each request that creates a run, against the counts
+-- before the call plus the runs the requests before it create.
+if limited then
+  local heldInBatch, byTenant, byQueue = {}, {}, {}
+  local function backlog(queue)
+    local count = 0
+    for _, priority in ipairs(redis.call('ZRANGE', k_prios(queue), 0, -1)) do count = count + redis.call('ZCARD', k_ready(queue, priority)) end
+    return count
+  end
+  for i, r in ipairs(requests) do
+    local creates = true
+    if r.idempotencyKey then
+      local rk = runKey(r)
+      if heldInBatch[rk] or redis.call('HEXISTS', k('runkey'), rk) == 1 then creates = false else heldInBatch[rk] = true end
+    end
+    if creates then
+      local a, tenantKey, queue = r.admission, k_inflight(r.tenant), r.first.queue
+      local tenant = r.tenant or cjson.null
+      local who = r.tenant or '(none)'
+      if a and a.refuse then
+        return fail('admission', a.refuse, 'tenant ' .. who .. ' submits faster than its submit rate allows',
+          { index = i - 1, tenant = tenant, retryAfterMs = tonumber(a.refuseAfterMs) })
+      end
+      if a and a.maxInFlightRuns and redis.call('SCARD', tenantKey) + (byTenant[tenantKey] or 0) >= tonumber(a.maxInFlightRuns) then
+        return fail('admission', 'TENANT_IN_FLIGHT_LIMIT', 'tenant ' .. who .. ' already has ' .. a.maxInFlightRuns .. ' runs queued or running (its limit)',
+          { index = i - 1, tenant = tenant, limit = tonumber(a.maxInFlightRuns), retryAfterMs = tonumber(a.retryAfterMs) })
+      end
+      if a and a.maxBacklog and backlog(queue) + (byQueue[queue] or 0) >= tonumber(a.maxBacklog) then
+        return fail('admission', 'QUEUE_BACKLOG_FULL', 'queue ' .. queue .. ' already holds ' .. a.maxBacklog .. ' ready jobs (its backlog limit)',
+          { index = i - 1, queue = queue, limit = tonumber(a.maxBacklog), retryAfterMs = tonumber(a.retryAfterMs) })
+      end
+      byTenant[tenantKey] = (byTenant[tenantKey] or 0) + 1
+      byQueue[queue] = (byQueue[queue] or 0) + 1
     end
   end
 end
@@ -130,6 +182,7 @@ for _, r in ipairs(requests) do
     if not superseded then
       local queue = JOBS.enqueue({ id = id, pipeline = r.pipeline, tenant = r.tenant, traceId = r.traceId }, r.first, now)
       if queue then woken[queue] = true end
+      JOBS.track_in_flight(id, 'queued', r.tenant or false)
     end
     -- A live run is as the request gave it (the client builds it); a superseded one is read back.
     if superseded then pushRun('2', id) else push('1') end

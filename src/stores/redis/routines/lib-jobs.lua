@@ -11,6 +11,8 @@
 --   JOBS.restart      a parked or dead job ready again as a fresh start (resume, replay)
 --   JOBS.stage_attempts, JOBS.leased_stages, JOBS.stage_view  a stage record as read while its
 --                     job is leased (see "Stage records" below)
+--   JOBS.track_in_flight  inflight:<tenant> in step with a run's status (every status change of
+--                     a run calls it: submit, end_run, restart, the commit's run endings)
 --
 -- Key of the jobs sub-port (beside lib-keys.lua's):
 --   P..'jobs:outputs:'..runId  hash  stage -> output JSON text of the run's stage records that
@@ -189,6 +191,17 @@ function JOBS.enqueue(run, spec, now)
   return queue
 end
 
+-- Keeps inflight:<tenant> in step with run `runId` moving to `status`: a member while queued or
+-- running. `tenant`: the run's (a job carries it), or nil to read it from the run.
+function JOBS.track_in_flight(runId, status, tenant)
+  if tenant == nil then tenant = redis.call('HGET', k_run(runId), 'tenant') end
+  if status == 'queued' or status == 'running' then
+    redis.call('SADD', k_inflight(tenant), runId)
+  else
+    redis.call('SREM', k_inflight(tenant), runId)
+  end
+end
+
 -- Ends run `runId` for good with `status` and `errorText` (JSON text, or nil for none): its
 -- jobs deleted (so no holder can commit), the stages that had not succeeded `skipped`.
 function JOBS.end_run(runId, status, errorText, now)
@@ -208,6 +221,7 @@ function JOBS.end_run(runId, status, errorText, now)
   end
   local nowText = int(now)
   hset(k_run(runId), { status = status, error = errorText or false, currentStage = false, finishedAt = nowText, updatedAt = nowText })
+  JOBS.track_in_flight(runId, status)
 end
 
 -- The lease check: the job exists, is leased, carries `token` and has not expired. Returns the
@@ -312,4 +326,5 @@ function JOBS.restart(j, now)
     redis.call('HSET', k_job(j.id), 'stageAttempts', redis.call('HGET', stageKey, 'attempts') or '0')
   end
   redis.call('HSET', k_run(j.runId), 'status', 'running', 'currentStage', j.stage, 'updatedAt', nowText)
+  JOBS.track_in_flight(j.runId, 'running', j.tenant)
 end

@@ -13,7 +13,7 @@
 --   them (rows.ts), so no number passes through cjson's 14-digit encoder.
 -- - Ids, lease tokens and worker ids come from the client (its IdGenerator), as ARGV.
 --
--- Layout 2 (P = KEYS[1]; migrate.ts has the versions); the sub-port that writes a key is in brackets
+-- Layout 3 (P = KEYS[1]; migrate.ts has the versions); the sub-port that writes a key is in brackets
 --   P..'meta'                 hash   schema_version, fence (the ONE fence counter: job claims,
 --                                    cache builders and locks all take next_fence())    [root]
 --   P..'run:'..id             hash   Run                                                [jobs, operator]
@@ -51,6 +51,9 @@
 --   P..'lock:'..key           hash   owner, token, fence, acquiredAt, expiresAt         [locks]
 --   P..'wake'                 pub/sub channel: JSON [origin, [queue, ...]], a hint (wake-hub.ts) [jobs]
 --   P..'locks'                zset   lock keys, score expiresAt                         [locks]
+--   P..'inflight:'..tenant    set    ids of the tenant's runs queued or running; P..'inflight' for
+--                                    runs without a tenant (JOBS.track_in_flight; admission counts
+--                                    it at submit)                                      [jobs, operator]
 -- A sub-port's other keys start with its own name (cache:, request:, version:, token:, tokens, artifactref:,
 -- activity:, ...) and are listed in its lib-<sub-port>.lua or script headers.
 
@@ -63,6 +66,7 @@ local function k_stage(runId, index) return P .. 'stage:' .. runId .. ':' .. ind
 local function k_job(id) return P .. 'job:' .. id end
 local function k_runjobs(runId) return P .. 'runjobs:' .. runId end
 local function k_prios(queue) return P .. 'prios:' .. queue end
+local function k_inflight(tenant) if tenant then return P .. 'inflight:' .. tenant end return P .. 'inflight' end
 local function k_ready(queue, priority) return P .. 'ready:' .. queue .. ':' .. priority end
 local function k_leased(queue) return P .. 'leased:' .. queue end
 local function k_parked(queue) return P .. 'parked:' .. queue end
@@ -121,7 +125,8 @@ end
 local function ok(result) return cjson.encode({ ok = result == nil and cjson.null or result }) end
 
 -- A domain error the client turns into a kiln error (context.ts): kind is one of
--- validation | not_found | conflict | unprocessable; code, message and details as the error has.
+-- validation | not_found | conflict | unprocessable | admission (details.retryAfterMs); code,
+-- message and details as the error has.
 local function fail(kind, code, message, details)
   return cjson.encode({ err = { kind = kind, code = code, message = message, details = details or {} } })
 end

@@ -8,7 +8,7 @@
 import { ErrorClass } from '../../../core/errors.ts';
 import type { StageErrorRecord } from '../../../core/model.ts';
 import type { SubmitRunRequest, SubmitRunResult } from '../../../core/ports/jobs.ts';
-import { assertSubmittable, idempotencyKeyReused } from '../../shared/submit-checks.ts';
+import { assertBatchAdmitted, assertSubmittable, hasAdmission, idempotencyKeyReused, type AdmissionReads } from '../../shared/submit-checks.ts';
 import type { SqliteContext } from '../context.ts';
 import { runFromRow, toJson, type RunRow } from '../rows.ts';
 import { endRun, enqueueJob } from '../run-state.ts';
@@ -93,12 +93,23 @@ function submitOne(ctx: SqliteContext, request: SubmitRunRequest, index: number,
   return { run: runFromRow(applySupersession(ctx, row, request, now)), created: true };
 }
 
+/** The admission counts, read inside the submit's write transaction (so no submit overtakes them). */
+function admissionReads(ctx: SqliteContext): AdmissionReads {
+  const sql = ctx.sql();
+  return {
+    keyHeld: (pipeline, key) => sql.selectRunByIdempotencyKey.get(pipeline, key) !== undefined,
+    inFlight: (tenant, atMost) => sql.countTenantInFlight.get(tenant, atMost)?.n ?? 0,
+    backlog: (queue, atMost) => sql.countQueueBacklog.get(queue, atMost)?.n ?? 0,
+  };
+}
+
 /**
  * Submits the requests in order (see `JobsPort.submit`); runs inside the caller's
  * transaction, which a throw rolls back whole. Results in input order.
  */
 export function submitRuns(ctx: SqliteContext, requests: readonly SubmitRunRequest[]): SubmitRunResult[] {
   assertSubmittable(requests);
+  if (hasAdmission(requests)) assertBatchAdmitted(requests, admissionReads(ctx));
   const now = ctx.clock.now();
   const created = new Set<string>();
   return requests.map((request, index) => submitOne(ctx, request, index, created, now));

@@ -16,6 +16,17 @@ export const SELECT_RUN = 'SELECT * FROM runs WHERE id = ?';
 /** In: pipeline, idempotency key. Out: the run submitted with that key (unique per pipeline). */
 export const SELECT_RUN_BY_IDEMPOTENCY_KEY = 'SELECT * FROM runs WHERE pipeline = ? AND idempotency_key = ?';
 
+/**
+ * In: tenant (null: runs without one), a cap. Out: `n`, the tenant's queued or running runs, at
+ * most the cap (admission: the count costs no more than the limit; index runs_in_flight, 0012).
+ */
+export const COUNT_TENANT_IN_FLIGHT = `
+  SELECT count(*) AS n FROM (SELECT 1 FROM runs WHERE tenant IS ? AND status IN ('queued', 'running') LIMIT ?)`;
+
+/** In: queue, a cap. Out: `n`, the queue's ready jobs (due or not), at most the cap (index jobs_ready). */
+export const COUNT_QUEUE_BACKLOG = `
+  SELECT count(*) AS n FROM (SELECT 1 FROM jobs WHERE queue = ? AND state = 'ready' LIMIT ?)`;
+
 /** In: a JSON array of run ids. Out: those runs (any order). */
 export const SELECT_RUNS_BY_IDS = 'SELECT * FROM runs WHERE id IN (SELECT value FROM json_each(?))';
 
@@ -342,6 +353,8 @@ function prepareRunStatements(db: SqliteDatabase) {
     selectRun: db.prepare<[string], RunRow>(SELECT_RUN),
     selectRunByIdempotencyKey: db.prepare<[string, string], RunRow>(SELECT_RUN_BY_IDEMPOTENCY_KEY),
     selectRunsByIds: db.prepare<[string], RunRow>(SELECT_RUNS_BY_IDS),
+    countTenantInFlight: db.prepare<[string | null, number], { n: number }>(COUNT_TENANT_IN_FLIGHT),
+    countQueueBacklog: db.prepare<[string, number], { n: number }>(COUNT_QUEUE_BACKLOG),
     selectNewerSubjectRun: db.prepare<[string, string, number], RunRow>(SELECT_NEWER_SUBJECT_RUN),
     selectOlderLiveSubjectRuns: db.prepare<[string, string, number], RunRow>(SELECT_OLDER_LIVE_SUBJECT_RUNS),
     insertRun: db.prepare<RunRow>(INSERT_RUN),
