@@ -57,23 +57,10 @@ export async function applyMigrations(redis: Redis, prefix: string, nowMs: numbe
   return { applied, version: Math.max(before, latest) };
 }
 
-/**
- * KEYS[1] = the store's prefix, ARGV = latest version, now; returns the version found before.
- * Step 2 (from 1: a fresh store has no runs) puts every queued or running run in the inflight set
- * of its tenant (key names as lib-keys.lua spells them), in one pass over 'runs'.
- */
+/** KEYS[1] = meta hash, ARGV = latest version, now; returns the version found before. */
 const MIGRATE_SCRIPT = `
-local P = KEYS[1]
-local current = tonumber(redis.call('HGET', P .. 'meta', 'schema_version') or '0')
-if current == 1 and tonumber(ARGV[1]) >= 2 then
-  for _, id in ipairs(redis.call('ZRANGE', P .. 'runs', 0, -1)) do
-    local f = redis.call('HMGET', P .. 'run:' .. id, 'status', 'tenant')
-    if f[1] == 'queued' or f[1] == 'running' then
-      redis.call('SADD', f[2] and (P .. 'inflight:' .. f[2]) or (P .. 'inflight'), id)
-    end
-  end
-end
+local current = tonumber(redis.call('HGET', KEYS[1], 'schema_version') or '0')
 if current < tonumber(ARGV[1]) then
-  redis.call('HSET', P .. 'meta', 'schema_version', ARGV[1], 'migrated_at', ARGV[2])
+  redis.call('HSET', KEYS[1], 'schema_version', ARGV[1], 'migrated_at', ARGV[2])
 end
 return current`;
