@@ -326,13 +326,7 @@ async function chaos(options: ChaosOptions, scene: Scene): Promise<ChaosReport> 
   log(`drained in ${Date.now() - drainStart} ms`);
 
   // The checks.
-  let lost = 0;
-  let duplicated = 0;
-  let duplicatePublications = 0;
-  let wrongPublications = 0;
-  let stuck = 0;
-  let attempts = 0;
-  let stages = 0;
+  const c = { lost: 0, duplicated: 0, duplicatePublications: 0, wrongPublications: 0, stuck: 0, attempts: 0, stages: 0 };
   const byN = new Map<number, Run[]>();
   for (const run of runs) {
     const n = (run.input as unknown as ChaosInput).n;
@@ -340,15 +334,15 @@ async function chaos(options: ChaosOptions, scene: Scene): Promise<ChaosReport> 
   }
   for (let n = 0; n < submitted; n++) {
     const found = byN.get(n) ?? [];
-    if (found.length === 0) lost++;
-    if (found.length > 1) duplicated += found.length - 1;
+    if (found.length === 0) c.lost++;
+    if (found.length > 1) c.duplicated += found.length - 1;
   }
   if (!drained) violations.push(`runs still queued or running after ${DRAIN_TIMEOUT_MS} ms`);
   for (const run of runs) {
     const { fail } = run.input as unknown as ChaosInput;
     const want = fail ? 'failed' : 'succeeded';
     if (run.status !== want) {
-      stuck++;
+      c.stuck++;
       violations.push(`run ${run.id} (fail=${fail}) ended ${run.status}, not ${want}`);
     }
     const ledger = await store.reads.readLedger(run.id);
@@ -356,34 +350,32 @@ async function chaos(options: ChaosOptions, scene: Scene): Promise<ChaosReport> 
     for (const e of ledger) seen.set(`${e.stage}/${e.kind}`, (seen.get(`${e.stage}/${e.kind}`) ?? 0) + 1);
     for (const key of expectedLedger(fail)) {
       const count = seen.get(key) ?? 0;
-      if (count === 0) lost++;
-      if (count > 1) duplicated += count - 1;
+      if (count === 0) c.lost++;
+      if (count > 1) c.duplicated += count - 1;
       if (count !== 1) violations.push(`run ${run.id}: ${key} ${count} times in the ledger`);
     }
     const extra = [...seen.keys()].filter((k) => !expectedLedger(fail).includes(k));
     if (extra.length > 0) violations.push(`run ${run.id}: unexpected ledger entries ${extra.join(', ')}`);
     const publications = (await store.publications.list(chaosSubject(run.id))).filter((p) => p.profile === CHAOS_PROFILE);
-    if (publications.length > 1) duplicatePublications += publications.length - 1;
+    if (publications.length > 1) c.duplicatePublications += publications.length - 1;
     const written = ledger.find((e) => e.stage === 'write' && e.kind === 'stage')?.output as { ref?: string } | undefined;
     if (publications.length === 0 || publications[0]?.artifactRef !== written?.ref) {
-      wrongPublications++;
+      c.wrongPublications++;
       violations.push(`run ${run.id}: publication ${JSON.stringify(publications)} is not of the committed artifact ${written?.ref}`);
     }
     const detail = await store.reads.getRun(run.id);
-    attempts += detail?.stages.reduce((sum, s) => sum + s.attempts, 0) ?? 0;
-    stages += detail?.stages.length ?? 0;
+    c.attempts += detail?.stages.reduce((sum, s) => sum + s.attempts, 0) ?? 0;
+    c.stages += detail?.stages.length ?? 0;
   }
   // A failing run keeps its failed `check` job, dead (for inspection); any other job is left over.
   const failedRuns = new Set(runs.filter((r) => (r.input as unknown as ChaosInput).fail).map((r) => r.id));
   const leftJobs = (await jobsLeft(store, runs.length)).filter((j) => !(j.state === 'dead' && j.stage === 'check' && j.kind === 'stage' && failedRuns.has(j.runId)));
-  stuck += leftJobs.length;
+  c.stuck += leftJobs.length;
   if (leftJobs.length > 0) violations.push(`${leftJobs.length} jobs left: ${leftJobs.slice(0, 5).map((j) => `${j.id} ${j.state}`).join(', ')}`);
   for (const point of CRASH_POINTS) {
     if (killsBy[point] < planned[point]) violations.push(`crash point ${point} hit ${killsBy[point]} times, planned ${planned[point]}`);
   }
-  if (lost > 0) violations.push(`lost ${lost}`);
-  if (duplicated > 0) violations.push(`duplicated ${duplicated}`);
-  if (duplicatePublications > 0) violations.push(`duplicate publications ${duplicatePublications}`);
+  for (const key of ['lost', 'duplicated', 'duplicatePublications'] as const) if (c[key] > 0) violations.push(`${key} ${c[key]}`);
 
   return {
     seed: options.seed,
@@ -393,13 +385,7 @@ async function chaos(options: ChaosOptions, scene: Scene): Promise<ChaosReport> 
     kills: killsBy,
     restarts,
     restartsSkipped,
-    lost,
-    duplicated,
-    duplicatePublications,
-    wrongPublications,
-    stuck,
-    attempts,
-    stages,
+    ...c,
     workersSpawned,
     wallMs: 0,
     faults: [],
