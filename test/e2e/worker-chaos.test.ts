@@ -27,7 +27,7 @@ const stores = [
 ] as const;
 for (const [storeCase, store] of stores) describe(`${storeCase.name}: one API and four workers, each killed at a planned crash point`, { skip: storeCase.skip }, () => {
   test(`each crash point kills a worker ${PER_POINT} times; every run ends as planned with every stage once in the ledger, none stuck`, { timeout: 600_000 }, async (t) => {
-    const report = await runChaos({ seed: SEED, store, perPoint: PER_POINT, restarts: 1, faults: false, log: (line) => t.diagnostic(line) });
+    const report = await runChaos({ seed: SEED, store, perPoint: PER_POINT, restarts: 1, faults: false, chaosTimeoutMs: 300_000, log: (line) => t.diagnostic(line) });
     const summary = formatChaosReport(report);
     t.diagnostic(summary);
     assert.deepEqual(report.violations, [], summary);

@@ -57,6 +57,8 @@ export interface ChaosReport {
   restarts: number;
   /** Restarts not made: the server is someone else's (`KILN_PG_URL`, `KILN_REDIS_URL`). */
   restartsSkipped: number;
+  /** Workers that exited 5 (STORE_UNAVAILABLE) because they started while the store restarted. */
+  startsRefused: number;
   /** Runs missing, or a stage / compensation missing from a run's ledger. */
   lost: number;
   /** Ledger entries beyond one per stage and kind. */
@@ -82,6 +84,9 @@ const SUBMIT_BATCH = 10;
 /** One run in this many fails at `check`, so compensations run. */
 const FAIL_EVERY = 3;
 const DRAIN_TIMEOUT_MS = 240_000;
+
+/** `kiln`'s exit code for STORE_UNAVAILABLE (src/cli/exit-codes.ts). */
+const STORE_UNAVAILABLE_EXIT = 5;
 
 const PIPELINE_MODULE = fileURLToPath(new URL('./chaos-pipeline.ts', import.meta.url));
 
@@ -200,7 +205,7 @@ async function chaos(options: ChaosOptions, scene: Scene): Promise<ChaosReport> 
   await startApi();
 
   // Workers: each slot runs one process at a time, spawned with the next plan of the schedule.
-  let nextPlan = 0;
+  const plansLeft = [...schedule];
   let kills = 0;
   let workersSpawned = 0;
   let stopping = false;
@@ -208,6 +213,7 @@ async function chaos(options: ChaosOptions, scene: Scene): Promise<ChaosReport> 
   const restartsDone: Promise<void>[] = [];
   let restarts = 0;
   let restartsSkipped = 0;
+  let startsRefused = 0;
   let restartChain: Promise<void> = Promise.resolve();
   const restartStore = async (): Promise<void> => {
     const t0 = Date.now();
@@ -235,7 +241,8 @@ async function chaos(options: ChaosOptions, scene: Scene): Promise<ChaosReport> 
     };
     const spawnWorker = (slot: number): void => {
       if (stopping) return;
-      const plan = nextPlan < schedule.length ? { ...(schedule[nextPlan++] as Omit<CrashPlan, 'file'>), file: hitsFile } : undefined;
+      const next = plansLeft.shift();
+      const plan = next === undefined ? undefined : { ...next, file: hitsFile };
       const id = `w${slot}-${++workersSpawned}`;
       const p = spawnKiln(['worker', '--worker-id', id, ...e2e.args], dir, plan ? { ...env, [CRASH_PLAN_ENV]: JSON.stringify(plan) } : env);
       procs.push(p);
@@ -251,8 +258,18 @@ async function chaos(options: ChaosOptions, scene: Scene): Promise<ChaosReport> 
             restartsDone.push(restartChain);
           }
           onKill();
+        } else if (status.code === STORE_UNAVAILABLE_EXIT && p.output().includes('STORE_UNAVAILABLE')) {
+          // A worker starting while the store restarts cannot open it and exits 5 (the CLI's
+          // documented answer; a supervisor starts it again): no violation, its plan goes back.
+          if (next !== undefined) plansLeft.unshift(next);
+          startsRefused++;
+          log(`worker ${id} could not open the store while it restarted (exit 5); started again`);
         } else {
-          violations.push(`worker ${id} exited unplanned (${JSON.stringify(status)}, plan ${JSON.stringify(plan)})\n${p.output().slice(-2_000)}`);
+          // Its plan goes back to the schedule, so the planned kills still all happen.
+          if (next !== undefined) plansLeft.unshift(next);
+          const line = `worker ${id} exited unplanned (${JSON.stringify(status)}, plan ${JSON.stringify(plan)})\n${p.output().slice(-2_000)}`;
+          log(line);
+          violations.push(line);
         }
         spawnWorker(slot);
       });
@@ -385,6 +402,7 @@ async function chaos(options: ChaosOptions, scene: Scene): Promise<ChaosReport> 
     kills: killsBy,
     restarts,
     restartsSkipped,
+    startsRefused,
     ...c,
     workersSpawned,
     wallMs: 0,
@@ -399,7 +417,7 @@ export function formatChaosReport(r: ChaosReport): string {
     `chaos: seed ${r.seed}, store ${r.store}, ${(r.wallMs / 1000).toFixed(1)} s`,
     `  runs ${r.runs}, workers spawned ${r.workersSpawned}, attempts ${r.attempts} for ${r.stages} stage jobs`,
     `  kills per crash point: ${CRASH_POINTS.map((p) => `${p} ${r.kills[p]}/${r.planned[p]}`).join(', ')}`,
-    `  restarts ${r.restarts}${r.restartsSkipped > 0 ? ` (${r.restartsSkipped} skipped: the server is not this process's)` : ''}`,
+    `  restarts ${r.restarts}${r.restartsSkipped > 0 ? ` (${r.restartsSkipped} skipped: the server is not this process's)` : ''}, worker starts refused by a restarting store ${r.startsRefused}`,
     `  lost ${r.lost}, duplicated ${r.duplicated}, duplicate publications ${r.duplicatePublications}, wrong publications ${r.wrongPublications}, stuck ${r.stuck}`,
   ];
   for (const f of r.faults) {
