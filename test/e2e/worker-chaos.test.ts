@@ -29,7 +29,7 @@ for (const [storeCase, store] of stores) describe(`${storeCase.name}: one API an
   test(`each crash point kills a worker ${PER_POINT} times; every run ends as planned with every stage once in the ledger, none stuck`, { timeout: 600_000 }, async (t) => {
     const report = await runChaos({ seed: SEED, store, perPoint: PER_POINT, restarts: 1, faults: false, chaosTimeoutMs: 300_000, log: (line) => t.diagnostic(line) });
     const summary = formatChaosReport(report);
-    t.diagnostic(summary);
+    for (const line of summary.split('\n')) t.diagnostic(line);
     assert.deepEqual(report.violations, [], summary);
     for (const point of CRASH_POINTS) assert.equal(report.kills[point], PER_POINT, `kills at ${point}`);
     // A KILN_PG_URL / KILN_REDIS_URL server is someone else's: not restarted, and said so.
