@@ -14,7 +14,9 @@ import type { StageContext } from '../core/pipeline/define-pipeline.ts';
 import { classifyError, decideFailure, decideRollbackFailure } from '../core/policy/retry.ts';
 import type { ClaimedJob, CommitItem, CommitResult, FailureDecision, LeaseRef } from '../core/ports/jobs.ts';
 import type { PublicationRequest } from '../core/ports/publications.ts';
+import type { ArtifactStore } from '../core/ports/artifact-store.ts';
 import type { CommitBatcher } from './commit-batcher.ts';
+import { crashPlanned, crashPoint } from './crash-points.ts';
 import { StageAbortError } from './abort-reason.ts';
 import { endAttemptSpan, startAttemptSpan, type AttemptEnd } from './attempt-span.ts';
 import type { HeldJob, LeaseKeeper } from './lease-keeper.ts';
@@ -59,6 +61,18 @@ const OUTCOME_BY_DECISION: Record<FailureDecision['action'], StageOutcome> = {
 function toJson(value: unknown): JsonValue {
   if (value === undefined) return null;
   return JSON.parse(JSON.stringify(value)) as JsonValue;
+}
+
+/** `artifacts` whose writes pass the crash point `after-artifact-write` once stored (only under a crash plan). */
+function withWriteCrashPoint(artifacts: ArtifactStore): ArtifactStore {
+  // The other methods through the prototype, whatever kind of object `artifacts` is.
+  const wrapped = Object.create(artifacts) as ArtifactStore;
+  wrapped.put = async (data, options) => {
+    const ref = await artifacts.put(data, options);
+    crashPoint('after-artifact-write');
+    return ref;
+  };
+  return wrapped;
 }
 
 /** Resolves when the signal aborts, with its reason. */
@@ -239,7 +253,7 @@ async function runAndCommit(
     },
     progress: (marker) => deps.leases.progress(held, marker),
     lock: lock === null ? null : { key: lock.key, fence: lock.fence },
-    artifacts: deps.artifacts,
+    artifacts: crashPlanned ? withWriteCrashPoint(deps.artifacts) : deps.artifacts,
     cache: deps.cache,
     settings: deps.settings.get(job.pipeline) ?? null,
     publish: (publication) => void publish.push({ ...publication }),
@@ -253,6 +267,8 @@ async function runAndCommit(
     (output): Settled => ({ kind: 'ok', output: toJson(output), publish }),
     (error: unknown): Settled => ({ kind: 'error', error }),
   );
+  // The handler has started and not finished (its first await is pending): a crash point.
+  if (started) crashPoint(job.kind === 'rollback' ? 'mid-rollback' : 'mid-handler');
   try {
     void handler.finally(() => (handlerSettled = true));
     settled = await Promise.race([handler, whenAborted(controller.signal)]);
@@ -305,6 +321,7 @@ async function commitSettled(
         : { type: 'complete', lease, output: settled.output, durationMs, next, lock: { key: lock.key, fence: lock.fence } };
     deps.beforeCommit?.(claimed.job);
     const result = await commit(deps, settled.publish.length > 0 ? { ...item, publish: settled.publish } : item, retryUntil);
+    if (result.outcome === 'committed') crashPoint('after-commit');
     const outcome = report(deps, stage, claimed, result, 'succeeded', durationMs);
     if (result.outcome === 'committed') {
       if (settled.publish.length > 0) deps.observer.publicationsRequested(pipeline, settled.publish.map((p) => p.profile));

@@ -16,6 +16,7 @@ import type { Worker, WorkerOptions } from './kiln-types.ts';
 import { createLeaseKeeper, type HeldJob } from './lease-keeper.ts';
 import { createThreadPool } from './thread-pool.ts';
 import { collectArtifacts } from './artifact-gc.ts';
+import { crashPoint } from './crash-points.ts';
 import type { WorkerDeps } from './worker-deps.ts';
 
 
@@ -122,6 +123,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
     }
     if (requests.length === 0) return 0;
     const jobs = await deps.store.jobs.claim(requests);
+    if (jobs.length > 0) crashPoint('after-claim');
     countClaims(jobs);
     // Claimed only from served queues, so every job has its stage.
     slots.add(jobs.map((job) => hold(job, deps.plan.byQueue(job.job.queue)?.policy.heartbeatMs ?? minHeartbeatMs)));

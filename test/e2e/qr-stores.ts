@@ -125,13 +125,19 @@ async function openRedis(): Promise<QrE2eStore> {
  * server after its last test.
  */
 export function qrE2eStoreCases(): { sqlite: QrE2eStoreCase; postgres: QrE2eStoreCase; redis: QrE2eStoreCase } {
-  const redisSkip = redisSkipReason();
-  if (redisSkip === undefined) stopRedisAfterAll();
-  return {
-    sqlite: { name: 'SQLite', skip: undefined, open: openSqlite },
-    postgres: { name: 'PostgreSQL', skip: postgresSkipReason(), open: openPostgres },
-    redis: { name: 'Redis', skip: redisSkip, open: openRedis },
-  };
+  const cases = { sqlite: e2eStoreCase('sqlite'), postgres: e2eStoreCase('postgres'), redis: e2eStoreCase('redis') };
+  if (cases.redis.skip === undefined) stopRedisAfterAll();
+  return cases;
+}
+
+/**
+ * One store kind, registering nothing (for harnesses outside node:test, such as `npm run chaos`,
+ * which stop their Redis server themselves).
+ */
+export function e2eStoreCase(kind: 'sqlite' | 'postgres' | 'redis'): QrE2eStoreCase {
+  if (kind === 'sqlite') return { name: 'SQLite', skip: undefined, open: openSqlite };
+  if (kind === 'postgres') return { name: 'PostgreSQL', skip: postgresSkipReason(), open: openPostgres };
+  return { name: 'Redis', skip: redisSkipReason(), open: openRedis };
 }
 
 /** A temp dir, an opened store and the processes a test starts, all removed after the test. */
