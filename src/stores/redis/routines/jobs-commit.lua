@@ -69,6 +69,7 @@ local function complete(item, j)
     status = j.kind == 'stage' and 'succeeded' or 'failed'
     redis.call('HSET', runKey, 'status', status, 'finishedAt', nowText, 'updatedAt', nowText)
     redis.call('HDEL', runKey, 'currentStage')
+    index_finished(j.runId, status, nowText)
   elseif next.kind == 'rollback' then
     enqueueRollback(run, next)
     redis.call('HSET', runKey, 'updatedAt', nowText)
@@ -151,6 +152,7 @@ local function failItem(item, j)
   j.state = state
   JOBS.index(j)
   hset(runKey, runFields)
+  if runFields.finishedAt then index_finished(j.runId, runFields.status, nowText) end
   if state == 'dead' and item.rollback ~= nil then enqueueRollback(run, item.rollback) end
   return 'committed', runFields.status or run.status, 0
 end

@@ -142,6 +142,7 @@ function JOBS.end_run(runId, status, errorText, now)
   end
   local nowText = int(now)
   hset(k_run(runId), { status = status, error = errorText or false, currentStage = false, finishedAt = nowText, updatedAt = nowText })
+  index_finished(runId, status, nowText)
 end
 
 -- The lease check: the job exists, is leased, carries `token` and has not expired. Returns the
