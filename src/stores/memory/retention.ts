@@ -16,24 +16,30 @@ function periodOf(run: Run, policy: RetentionPolicy): number | null {
   return kind === undefined ? null : policy[kind];
 }
 
-/** True when `run` holds the highest version of its subject: the subject's current version. */
-function isCurrentVersion(state: MemoryState, run: Run): boolean {
-  if (run.subjectId === null || run.subjectVersion === null) return false;
-  const version = run.subjectVersion;
-  for (const other of state.runs.values()) {
-    if (other.pipeline === run.pipeline && other.subjectId === run.subjectId && (other.subjectVersion ?? -Infinity) > version) return false;
-  }
-  return true;
+/** `<pipeline>\0<subjectId>` of a run with a subject, or null. */
+function subjectKey(run: Run): string | null {
+  return run.subjectId === null || run.subjectVersion === null ? null : pairKey(run.pipeline, run.subjectId);
 }
 
-/** Expired runs, oldest finished first (ties by id), at most `limit` (all with Infinity). */
+/**
+ * Expired runs, oldest finished first (ties by id), at most `limit` (all with Infinity). One pass
+ * over the state for what protects a run (live jobs, subjects' highest versions), then one over
+ * the runs.
+ */
 function expiredRuns(state: MemoryState, policy: RetentionPolicy, limit: number): Run[] {
   const now = state.clock.now();
+  const withLiveJob = new Set<string>();
+  for (const job of state.jobs.values()) if (job.state !== JobState.dead) withLiveJob.add(job.runId);
+  const highest = new Map<string, number>();
+  for (const run of state.runs.values()) {
+    const key = subjectKey(run);
+    if (key !== null) highest.set(key, Math.max(highest.get(key) ?? -Infinity, run.subjectVersion ?? 0));
+  }
   const expired = [...state.runs.values()].filter((run) => {
     const period = periodOf(run, policy);
-    if (period === null || run.finishedAt === null || run.finishedAt + period > now) return false;
-    if (state.jobsOfRun(run.id).some((job) => job.state !== JobState.dead)) return false;
-    return !isCurrentVersion(state, run);
+    if (period === null || run.finishedAt === null || run.finishedAt + period > now || withLiveJob.has(run.id)) return false;
+    const key = subjectKey(run);
+    return key === null || (highest.get(key) ?? 0) > (run.subjectVersion ?? 0);
   });
   expired.sort((a, b) => (a.finishedAt ?? 0) - (b.finishedAt ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return expired.slice(0, limit);
