@@ -27,7 +27,7 @@ export const RETENTION_DEFAULTS: ResolvedRetention = Object.freeze({
   failedMs: 30 * DAY_MS,
   cancelledMs: 30 * DAY_MS,
   requestsMs: 30 * DAY_MS,
-  batchSize: 500,
+  batchSize: 100,
   intervalMs: 60_000,
 });
 

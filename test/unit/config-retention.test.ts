@@ -14,9 +14,9 @@ function load() {
 }
 
 describe('retention config', () => {
-  test('without a retention section: succeeded 7 days, failed and cancelled 30 days, requests 30 days, batches of 500 every minute', () => {
+  test('without a retention section: succeeded 7 days, failed and cancelled 30 days, requests 30 days, batches of 100 every minute', () => {
     const { retention } = load();
-    assert.deepEqual(retention, { succeededMs: 7 * DAY, failedMs: 30 * DAY, cancelledMs: 30 * DAY, requestsMs: 30 * DAY, batchSize: 500, intervalMs: 60_000 });
+    assert.deepEqual(retention, { succeededMs: 7 * DAY, failedMs: 30 * DAY, cancelledMs: 30 * DAY, requestsMs: 30 * DAY, batchSize: 100, intervalMs: 60_000 });
     assert.deepEqual(CONFIG_DEFAULTS.retention, RETENTION_DEFAULTS);
   });
 

@@ -52,7 +52,7 @@ export function registerPruneCommand(program: Command, ctx: CliContext): void {
     .command('prune')
     .description('delete ended runs and request records past their retention period now (--dry-run: only count them)')
     .option('--dry-run', 'count what would be deleted; delete nothing')
-    .option('--batch-size <n>', 'runs per transaction (default retention.batchSize, 500)', parsePositiveInt)
+    .option('--batch-size <n>', 'runs per transaction (default retention.batchSize, 100)', parsePositiveInt)
     .option('--json', 'print the counts as JSON')
     .action((_o: PruneOptions, cmd: Command) => {
       const options = cmd.optsWithGlobals<PruneOptions>();
