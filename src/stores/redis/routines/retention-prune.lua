@@ -10,7 +10,7 @@
 -- Invariants: at most `limit` runs and `limit` request records go, oldest first; a run goes with
 --   everything that is its own (RETENTION.delete_run), never one that still has a job that is not
 --   dead or holds its subject's highest version. Publications, cache entries, version counters
---   and locks are not touched. Then up to 4 x limit entries of jobrun are swept.
+--   and locks are not touched. Then up to 10 x limit entries of jobrun are swept.
 
 local limit = tonumber(ARGV[2])
 local counts = { runs = 0, stageRecords = 0, ledgerEntries = 0, jobs = 0, attempts = 0, requests = 0 }
@@ -25,5 +25,5 @@ if ARGV[3] ~= '' then
   counts.requests = #members
 end
 
-RETENTION.sweep_jobrun(4 * limit)
+RETENTION.sweep_jobrun(10 * limit)
 return ok(counts)
