@@ -1,8 +1,9 @@
 /**
  * `kiln prune` as a real process on a SQLite store file and real artifact files: runs made through
  * the store with a clock weeks in the past are counted by `--dry-run` (nothing changes), deleted
- * by `kiln prune` per kiln.yaml's `retention:` (the queued and the young run stay), and an
- * artifact only a pruned dead-lettered run referenced then falls to `kiln gc`.
+ * by `kiln prune` per kiln.yaml's `retention:` (the queued and the young run stay, `kiln verify`
+ * finds nothing wrong), and an artifact only a pruned dead-lettered run referenced then falls to
+ * `kiln gc`.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -107,6 +108,9 @@ test('kiln prune --dry-run counts, kiln prune deletes what retention no longer k
   assert.match(pruned.stdout, /^ledger entries\s+4$/m);
   assert.match(pruned.stdout, /^request records\s+1$/m);
   assert.deepEqual(statuses(dbPath, runs), ['gone', 'gone', 'queued', 'succeeded']);
+
+  const audit = await kiln('verify');
+  assert.equal(audit.code, 0, `the store keeps its invariants after a prune: ${audit.stdout}${audit.stderr}`);
 
   const again = await kiln('prune', '--json');
   assert.deepEqual(JSON.parse(again.stdout), { dryRun: false, runs: 0, stageRecords: 0, ledgerEntries: 0, jobs: 0, attempts: 0, requests: 0 });
