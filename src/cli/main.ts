@@ -12,6 +12,7 @@ import { registerGcCommand } from './commands/gc.ts';
 import { registerJobsCommand } from './commands/jobs.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
 import { registerOperatorCommands } from './commands/operator-actions.ts';
+import { registerPruneCommand } from './commands/prune.ts';
 import { registerQrCommand } from './commands/qr.ts';
 import { registerQueueCommands } from './commands/queues.ts';
 import { registerRunsCommands } from './commands/runs.ts';
@@ -49,6 +50,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerQrCommand(program, ctx);
   registerAssetsCommands(program, ctx);
   registerGcCommand(program, ctx);
+  registerPruneCommand(program, ctx);
   registerValidateCommand(program, ctx);
   registerVerifyCommand(program, ctx);
   registerTokensCommands(program, ctx);

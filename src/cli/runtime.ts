@@ -167,6 +167,7 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
         reapMs: config.worker.reapMs,
         tempGraceMs: config.worker.tempGraceMs,
         artifactGraceMs: config.worker.artifactGraceMs,
+        retention: config.retention,
         ...crashHook((options.env ?? process.env)[CRASH_BEFORE_COMMIT_ENV]),
       });
       metrics.setWorkerSlots(() => created.slots());

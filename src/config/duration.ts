@@ -1,18 +1,18 @@
 /**
  * Durations in `kiln.yaml`: every `*Ms` field takes either a non-negative integer of milliseconds
- * or a string with a unit (`"250ms"`, `"2s"`, `"1.5m"`, `"1h"`). Resolved config holds milliseconds.
+ * or a string with a unit (`"250ms"`, `"2s"`, `"1.5m"`, `"1h"`, `"7d"`). Resolved config holds milliseconds.
  */
 
 import { Type, type TSchema } from '@sinclair/typebox';
 
 /** Milliseconds per accepted unit. */
-const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
+const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 /**
  * The accepted string form, as a JSON Schema `pattern`: a non-negative decimal and a unit.
  * A minus sign never matches, so negative durations fail schema validation.
  */
-export const DURATION_PATTERN = '^(0|[1-9][0-9]*)(\\.[0-9]+)?(ms|s|m|h)$';
+export const DURATION_PATTERN = '^(0|[1-9][0-9]*)(\\.[0-9]+)?(ms|s|m|h|d)$';
 
 const DURATION_RE = new RegExp(DURATION_PATTERN);
 

@@ -13,6 +13,7 @@ import { resolveCommandPipelines } from './command-pipelines.ts';
 import { resolveLockSettings } from './lock-settings.ts';
 import { resolvePipelineSettings } from './pipeline-settings.ts';
 import { resolvePolicyOverrides } from './policy-overrides.ts';
+import { resolveRetention } from './retention-settings.ts';
 import {
   CONFIG_DEFAULTS,
   CONFIG_FILE_ENV,
@@ -111,7 +112,9 @@ export function loadConfig(options: LoadConfigOptions): ResolvedConfig {
   const artifacts = resolveArtifacts(merged['artifacts'] ?? {}, [fileLayer['artifacts'], envLayer['artifacts'], flagLayer['artifacts']]);
   // http.auth is set in the file only; its fields default one by one (a section merges whole).
   const http = { ...merged['http'], auth: { ...CONFIG_DEFAULTS.http.auth, ...(fileLayer['http']?.['auth'] as object | undefined) } };
-  const sections = { ...merged, http, worker: { ...merged['worker'], lock }, store, artifacts } as unknown as ResolvedSections;
+  // retention is set in the file only; its fields default one by one and resolve to a policy.
+  const retention = resolveRetention(fileLayer['retention']);
+  const sections = { ...merged, http, worker: { ...merged['worker'], lock }, store, artifacts, retention } as unknown as ResolvedSections;
   return deepFreeze({
     source,
     ...sections,

@@ -14,6 +14,7 @@ import type { JsonValue } from '../core/model.ts';
 import { Duration } from './duration.ts';
 import type { CommandPipelineSpec } from '../commands/command-spec.ts';
 import { PipelineEntry, SinglePipelineSchema, WorkerCommandFields } from './command-schema.ts';
+import { RETENTION_DEFAULTS, RetentionSchema, type ResolvedRetention } from './retention-settings.ts';
 
 export { isDurationSchema, type DurationAnnotation } from './duration.ts';
 
@@ -351,6 +352,7 @@ export const KilnFileSchema = Type.Object(
         { ...strict, default: {} },
       ),
     ),
+    retention: Type.Optional(RetentionSchema),
     pipelines: Type.Optional(
       Type.Record(Type.String(), PipelineEntry(PipelineConfigSchema), {
         default: {},
@@ -397,6 +399,8 @@ export interface ResolvedConfig {
     readonly lock: { readonly provider: LockProvider; readonly ttlMs: number };
   };
   readonly log: { readonly level: LogLevel; readonly format: LogFormat };
+  /** How long ended runs and request records are kept, and the reaper's prune pace. */
+  readonly retention: ResolvedRetention;
   /** pipeline -> stage -> overrides, with a pipeline's `defaults` folded into each of its stages. */
   readonly policies: PolicyOverrides;
   /** Limits on submissions (`admission:`); empty: none (no check at all). */
@@ -414,7 +418,7 @@ export type ResolvedSections = Omit<ResolvedConfig, 'source' | 'policies' | 'set
 export type ResolvedS3Artifacts = S3ArtifactsSettings;
 
 /** The section names of {@link ResolvedSections}. */
-export const SECTIONS = ['store', 'artifacts', 'http', 'worker', 'log'] as const satisfies readonly (keyof ResolvedSections)[];
+export const SECTIONS = ['store', 'artifacts', 'http', 'worker', 'log', 'retention'] as const satisfies readonly (keyof ResolvedSections)[];
 
 /** Defaults of every section, read from the schema's `default` annotations. */
 export const CONFIG_DEFAULTS: ResolvedSections = (() => {
@@ -428,6 +432,8 @@ export const CONFIG_DEFAULTS: ResolvedSections = (() => {
   // The file's `lock.ttl` resolves to `ttlMs`, kept by the default store (see lock-settings.ts).
   const worker = raw['worker'] as Record<string, unknown>;
   worker['lock'] = Object.freeze({ provider: LockProvider.sqlite, ttlMs: DEFAULT_LOCK_TTL_MS });
+  // The file's `retention` fields (succeeded, interval, ...) resolve to a policy in ms.
+  raw['retention'] = RETENTION_DEFAULTS;
   for (const section of Object.values(raw)) Object.freeze(section);
   return Object.freeze(raw) as unknown as ResolvedSections;
 })();

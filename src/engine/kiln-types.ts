@@ -22,6 +22,7 @@ import type { RequestRecord } from '../core/ports/requests.ts';
 import type { DeadLetterGroup, QueueActivityQuery, QueueActivityReport } from '../core/ports/stats.ts';
 import type { CacheEntry, ListCacheEntriesQuery } from '../core/ports/cache.ts';
 import type { Store } from '../core/ports/store.ts';
+import type { RetentionSettings } from './retention.ts';
 
 /** Policy overrides from `kiln.yaml`: pipeline name -> stage name -> fields. */
 export type PolicyOverrides = Readonly<Record<string, Readonly<Record<string, StagePolicyOverrides>>>>;
@@ -84,6 +85,12 @@ export interface WorkerOptions {
   tempGraceMs?: number;
   /** The reaper removes unreferenced artifacts last written longer ago than this; default 1 h. */
   artifactGraceMs?: number;
+  /**
+   * Retention: the reaper prunes one batch of expired runs and request records per `intervalMs`
+   * (the next batch at the next tick while batches come back full). Absent: this worker never
+   * prunes.
+   */
+  retention?: RetentionSettings;
   /**
    * Called after a handler succeeded and before its outcome is committed. For fault-injection
    * tests (the CLI wires `KILN_CRASH_BEFORE_COMMIT=<pipeline>.<stage>` to a SIGKILL here).

@@ -17,6 +17,7 @@ import { createLeaseKeeper, type HeldJob } from './lease-keeper.ts';
 import { createThreadPool } from './thread-pool.ts';
 import { collectArtifacts } from './artifact-gc.ts';
 import { crashPoint } from './crash-points.ts';
+import { createRetentionPass } from './retention.ts';
 import type { WorkerDeps } from './worker-deps.ts';
 
 
@@ -76,6 +77,8 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
   let wokenWhileAwake = false;
   let reapTimer: CancelTimer | undefined;
   let reapTicks = 0;
+  // One bounded prune batch per due reaper tick, inside the tick: never two at once, none after stop.
+  const retention = options.retention ? createRetentionPass({ ...deps, logger }, options.retention) : undefined;
 
   const wake = (): void => {
     if (wakeSleep === undefined) wokenWhileAwake = true;
@@ -198,6 +201,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
         const gc = await collectArtifacts(deps, { graceMs: options.artifactGraceMs ?? DEFAULT_ARTIFACT_GRACE_MS });
         if (gc.collected.length > 0) logger.info({ removed: gc.collected.length, scanned: gc.scanned }, 'unreferenced artifacts collected');
       }
+      await retention?.tick();
     } catch (err) {
       logger.warn({ err }, 'reaper pass failed');
     }

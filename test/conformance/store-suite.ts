@@ -16,6 +16,7 @@ import { describeOperatorPort } from './suite-operator.ts';
 import { describePublicationsPort } from './suite-publications.ts';
 import { describeReadsPort } from './suite-reads.ts';
 import { describeRequestsPort } from './suite-requests.ts';
+import { describeRetentionPort } from './suite-retention.ts';
 import { describeRootPort } from './suite-root.ts';
 import { describeStatsPort } from './suite-stats.ts';
 import { describeTokensPort } from './suite-tokens.ts';
@@ -39,5 +40,6 @@ export function describeStoreSuite(name: string, harness: StoreHarness): void {
     describeLocksPort(harness);
     describeStatsPort(harness);
     describeTokensPort(harness);
+    describeRetentionPort(harness);
   });
 }

@@ -12,6 +12,7 @@ import Database from 'better-sqlite3';
 import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
 import * as J from '../../src/stores/sqlite/sql/jobs.ts';
 import * as R from '../../src/stores/sqlite/sql/reads.ts';
+import * as RT from '../../src/stores/sqlite/sql/retention.ts';
 import * as S from '../../src/stores/sqlite/sql/stats.ts';
 import * as T from '../../src/stores/sqlite/sql/tokens.ts';
 import { JOB_COLUMNS, jobRowFromValues } from '../../src/stores/sqlite/rows.ts';
@@ -107,6 +108,23 @@ describe('sqlite schema and statements', () => {
       for (const step of planOf(raw, sql)) {
         assert.doesNotMatch(step, /^SCAN (runs|stage_records|jobs|ledger|retired_jobs|api_tokens)\b/, `${name}: ${step}`);
       }
+    }
+  });
+
+  it('retention finds expired runs by runs_finished and old requests by request_records_created, and deletes by key, never scanning', () => {
+    raw = new Database(path, { readonly: true });
+    const plans = {
+      select: planOf(raw, RT.SELECT_EXPIRED_RUNS),
+      count: planOf(raw, RT.COUNT_EXPIRED_RUNS),
+      requests: planOf(raw, RT.DELETE_EXPIRED_REQUESTS),
+      retired: planOf(raw, 'DELETE FROM retired_jobs WHERE run_id = ?'),
+    };
+    assert.ok(plans.select.some((step) => /SEARCH r USING INDEX runs_finished \(status=\? AND/.test(step)), plans.select.join('; '));
+    assert.ok(plans.count.some((step) => step.includes('runs_finished')), plans.count.join('; '));
+    assert.ok(plans.requests.some((step) => step.includes('request_records_created')), plans.requests.join('; '));
+    assert.ok(plans.retired.some((step) => step.includes('retired_jobs_run')), plans.retired.join('; '));
+    for (const [name, plan] of Object.entries(plans)) {
+      for (const step of plan) assert.doesNotMatch(step, /^SCAN (r|runs|stage_records|jobs|ledger|retired_jobs|request_records)\b/, `${name}: ${step}`);
     }
   });
 

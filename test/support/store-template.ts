@@ -19,6 +19,7 @@ export const SUB_PORT_FILES = [
   'locks.ts',
   'stats.ts',
   'tokens.ts',
+  'retention.ts',
 ] as const;
 
 /** What every store folder holds, whatever its engine. */

@@ -208,7 +208,7 @@ describe('loadConfig', () => {
         ['pipelines.demo.sleep.stages.prepare.retries', 7],
       ],
     );
-    assert.match(issues[0]!.message, /unknown key "stroe" \(allowed: store, artifacts, http, worker, log, pipelines, pipeline, admission\)/);
+    assert.match(issues[0]!.message, /unknown key "stroe" \(allowed: store, artifacts, http, worker, log, retention, pipelines, pipeline, admission\)/);
     assert.match(issues[2]!.message, /unknown key "retries"/);
   });
 
@@ -333,7 +333,7 @@ describe('parseDurationMs', () => {
   });
 
   test('rejects negatives, fractional milliseconds, missing or unknown units and other types', () => {
-    for (const bad of [-1, 1.5, '-5s', '1.5ms', '10', '5d', '', ' 5s', null, true, {}]) {
+    for (const bad of [-1, 1.5, '-5s', '1.5ms', '10', '5w', '', ' 5s', null, true, {}]) {
       assert.equal(parseDurationMs(bad), undefined, `accepted ${JSON.stringify(bad)}`);
     }
   });

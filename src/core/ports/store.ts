@@ -14,6 +14,7 @@ import type { OperatorPort } from './operator.ts';
 import type { PublicationsPort } from './publications.ts';
 import type { ReadsPort } from './reads.ts';
 import type { RequestsPort } from './requests.ts';
+import type { RetentionPort } from './retention.ts';
 import type { StatsPort } from './stats.ts';
 import type { TokensPort } from './tokens.ts';
 import type { VersionsPort } from './versions.ts';
@@ -72,6 +73,8 @@ export interface Store {
   readonly stats: StatsPort;
   /** API tokens (hashes of their secrets only). */
   readonly tokens: TokensPort;
+  /** Deleting runs and request records past their retention period. */
+  readonly retention: RetentionPort;
 
   /** Applies pending migrations; safe when several processes call it at once. */
   migrate(): Promise<MigrationResult>;

@@ -18,6 +18,7 @@ import { createOperatorPort } from './operator.ts';
 import { createPublicationsPort } from './publications.ts';
 import { createReadsPort } from './reads.ts';
 import { createRequestsPort } from './requests.ts';
+import { createRetentionPort } from './retention.ts';
 import { createStatsPort } from './stats.ts';
 import { createTokensPort } from './tokens.ts';
 import { createVersionsPort } from './versions.ts';
@@ -59,6 +60,7 @@ export function buildMemoryStoreOn(ctx: MemoryContext): Store {
     locks: createLocksPort(ctx),
     stats: createStatsPort(ctx),
     tokens: createTokensPort(ctx),
+    retention: createRetentionPort(ctx),
     migrate: ctx.atomic(() => applyMigrations(state)),
     schemaVersion: ctx.atomic(() => readSchemaVersionInfo(state)),
     now: ctx.atomic(() => state.clock.now()),

@@ -22,6 +22,7 @@ import * as operatorSql from './sql/operator.ts';
 import * as publicationsSql from './sql/publications.ts';
 import * as readsSql from './sql/reads.ts';
 import * as requestsSql from './sql/requests.ts';
+import * as retentionSql from './sql/retention.ts';
 import * as statsSql from './sql/stats.ts';
 import * as tokensSql from './sql/tokens.ts';
 import * as versionsSql from './sql/versions.ts';
@@ -43,6 +44,7 @@ export function buildStatements(schema: string) {
     locks: buildAll(locksSql, s),
     stats: buildAll(statsSql, s),
     tokens: buildAll(tokensSql, s),
+    retention: buildAll(retentionSql, s),
   };
 }
 

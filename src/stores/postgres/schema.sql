@@ -656,6 +656,24 @@ CREATE INDEX locks_expiry ON kiln.locks USING btree (expires_at);
 CREATE INDEX publications_artifact ON kiln.publications USING btree (artifact_ref);
 
 --
+-- Name: request_records_created; Type: INDEX; Schema: kiln; Owner: -
+--
+
+CREATE INDEX request_records_created ON kiln.request_records USING btree (created_at);
+
+--
+-- Name: retired_jobs_run; Type: INDEX; Schema: kiln; Owner: -
+--
+
+CREATE INDEX retired_jobs_run ON kiln.retired_jobs USING btree (run_id);
+
+--
+-- Name: runs_finished; Type: INDEX; Schema: kiln; Owner: -
+--
+
+CREATE INDEX runs_finished ON kiln.runs USING btree (status, finished_at, id) WHERE (finished_at IS NOT NULL);
+
+--
 -- Name: runs_idempotency_key; Type: INDEX; Schema: kiln; Owner: -
 --
 

@@ -20,6 +20,7 @@ import { createOperatorPort } from './operator.ts';
 import { createPublicationsPort } from './publications.ts';
 import { createReadsPort } from './reads.ts';
 import { createRequestsPort } from './requests.ts';
+import { createRetentionPort } from './retention.ts';
 import { createStatsPort } from './stats.ts';
 import { createTokensPort } from './tokens.ts';
 import { createVersionsPort } from './versions.ts';
@@ -81,6 +82,7 @@ export function buildRedisStore(deps: RedisStoreDeps): RedisStore {
     locks: createLocksPort(ctx),
     stats: createStatsPort(ctx),
     tokens: createTokensPort(ctx),
+    retention: createRetentionPort(ctx),
     migrate: ctx.guard(async () => {
       const result = await applyMigrations(redis, prefix, await serverNow());
       ctx.schemaMigrated();

@@ -21,6 +21,7 @@ import { prepareOperatorStatements } from './sql/operator.ts';
 import { preparePublicationsStatements } from './sql/publications.ts';
 import { prepareReadsStatements } from './sql/reads.ts';
 import { prepareRequestsStatements } from './sql/requests.ts';
+import { prepareRetentionStatements } from './sql/retention.ts';
 import { prepareStatsStatements } from './sql/stats.ts';
 import { prepareTokensStatements } from './sql/tokens.ts';
 import { prepareVersionsStatements } from './sql/versions.ts';
@@ -45,6 +46,7 @@ function prepareStatements(db: SqliteDatabase) {
     ...prepareLocksStatements(db),
     ...prepareStatsStatements(db),
     ...prepareTokensStatements(db),
+    ...prepareRetentionStatements(db),
   };
 }
 

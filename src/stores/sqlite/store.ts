@@ -18,6 +18,7 @@ import { createOperatorPort } from './operator.ts';
 import { createPublicationsPort } from './publications.ts';
 import { createReadsPort } from './reads.ts';
 import { createRequestsPort } from './requests.ts';
+import { createRetentionPort } from './retention.ts';
 import { createStatsPort } from './stats.ts';
 import { createTokensPort } from './tokens.ts';
 import { createVersionsPort } from './versions.ts';
@@ -53,6 +54,7 @@ export function buildSqliteStore(deps: SqliteStoreDeps): Store {
     locks: createLocksPort(ctx),
     stats: createStatsPort(ctx),
     tokens: createTokensPort(ctx),
+    retention: createRetentionPort(ctx),
     // Migrations open their own transaction; the version read must work before any migration.
     migrate: ctx.outside(() => applyMigrations(ctx.db, ctx.clock.now())),
     schemaVersion: ctx.outside(() => readSchemaVersionInfo(ctx.db)),

@@ -89,7 +89,10 @@ async function existingForKey(
   return existing;
 }
 
-/** A key whose insert was refused yet whose holder cannot be read: runs are never deleted, so a bug. */
+/**
+ * A key whose insert was refused twice yet whose holder cannot be read (retention may delete one
+ * holder between the statements, not two in a row): a bug.
+ */
 function keyHolderVanished(request: SubmitRunRequest, details: ErrorDetails): PipelineError {
   return new PipelineError('INTERNAL', `run for idempotency key ${String(request.idempotencyKey)} vanished`, false, { details });
 }
@@ -217,8 +220,11 @@ async function submitPlain(
   const row = await insertRun(ctx, client, request, ctx.ids.next('run'), null);
   if (row) return { row, created: true };
   const existing = await existingForKey(ctx, client, request, index, created);
-  if (!existing) throw keyHolderVanished(request, { index });
-  return { row: existing, created: false };
+  if (existing) return { row: existing, created: false };
+  // Retention deleted the holder between the two statements: its key is free now.
+  const again = await insertRun(ctx, client, request, ctx.ids.next('run'), null);
+  if (!again) throw keyHolderVanished(request, { index });
+  return { row: again, created: true };
 }
 
 /** Applies the requests in order on `client`; returns the results and the queues that got a job. */
@@ -343,8 +349,12 @@ async function submitAlone(ctx: PgContext, request: SubmitRunRequest): Promise<S
   }
   // Another submission holds the key (it may have committed while we inserted).
   const existing = await existingForKey(ctx, ctx.pool, request, 0, new Set());
-  if (!existing) throw keyHolderVanished(request, { index: 0 });
-  return { run: runFromRow(existing), created: false };
+  if (existing) return { run: runFromRow(existing), created: false };
+  // Retention deleted the holder between the two statements: its key is free now.
+  const again = await insertRun(ctx, ctx.pool, request, ctx.ids.next('run'), null);
+  if (!again) throw keyHolderVanished(request, { index: 0 });
+  if (again.woken > 0) ctx.wake([request.firstJob.queue]);
+  return { run: runFromRow(again), created: true };
 }
 
 /** Submits the requests in order, all or nothing (see `JobsPort.submit`); results in input order. */

@@ -74,6 +74,7 @@ local function complete(item, j)
     redis.call('HSET', runKey, 'status', status, 'finishedAt', nowText, 'updatedAt', nowText)
     redis.call('HDEL', runKey, 'currentStage')
     JOBS.track_in_flight(j.runId, status, j.tenant)
+    index_finished(j.runId, status, nowText)
   elseif next.kind == 'rollback' then
     enqueueRollback(run, next)
     redis.call('HSET', runKey, 'updatedAt', nowText)
@@ -157,6 +158,7 @@ local function failItem(item, j)
   JOBS.index(j)
   hset(runKey, runFields)
   if runFields.status then JOBS.track_in_flight(j.runId, runFields.status, j.tenant) end
+  if runFields.finishedAt then index_finished(j.runId, runFields.status, nowText) end
   if state == 'dead' and item.rollback ~= nil then enqueueRollback(run, item.rollback) end
   return 'committed', runFields.status or run.status, 0
 end

@@ -222,6 +222,7 @@ function JOBS.end_run(runId, status, errorText, now)
   local nowText = int(now)
   hset(k_run(runId), { status = status, error = errorText or false, currentStage = false, finishedAt = nowText, updatedAt = nowText })
   JOBS.track_in_flight(runId, status)
+  index_finished(runId, status, nowText)
 end
 
 -- The lease check: the job exists, is leased, carries `token` and has not expired. Returns the

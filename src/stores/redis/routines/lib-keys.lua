@@ -54,6 +54,11 @@
 --   P..'inflight:'..tenant    set    ids of the tenant's runs queued or running; P..'inflight' for
 --                                    runs without a tenant (JOBS.track_in_flight; admission counts
 --                                    it at submit)                                      [jobs, operator]
+--   P..'finished:'..status    zset   ids of the runs that ended with `status` (succeeded, failed,
+--                                    dead_lettered, cancelled, superseded), score finishedAt: what
+--                                    retention walks. Added to whenever a run ends (index_finished);
+--                                    an entry whose run has since moved on (a replay) is dropped by
+--                                    the next prune that meets it, not by the replay  [jobs, operator, retention]
 -- A sub-port's other keys start with its own name (cache:, request:, version:, token:, tokens, artifactref:,
 -- activity:, ...) and are listed in its lib-<sub-port>.lua or script headers.
 
@@ -76,6 +81,7 @@ local function k_runledger(runId) return P .. 'runledger:' .. runId end
 local function k_attempts(runId) return P .. 'attempts:' .. runId end
 local function k_pub(subjectId) return P .. 'pub:' .. subjectId end
 local function k_lock(key) return P .. 'lock:' .. key end
+local function k_finished(status) return P .. 'finished:' .. status end
 
 -- An integer as exact decimal text (tostring would print 1e+15 style past 14 digits).
 local function int(n) return string.format('%.0f', n) end
@@ -92,6 +98,9 @@ local function now_ms()
   end
   return NOW
 end
+
+-- Records that run `runId` ended with `status` at `nowText` (decimal text), for retention.
+local function index_finished(runId, status, nowText) redis.call('ZADD', k_finished(status), nowText, runId) end
 
 -- The next fence: greater than every fence this store issued before.
 local function next_fence() return redis.call('HINCRBY', P .. 'meta', 'fence', 1) end
