@@ -197,7 +197,7 @@ describe('redis store: the job indexes follow the records', { skip: redisSkipRea
     await check('cancel, pause and drain');
   });
 
-  it('a store of layout 1 (the claim wrote the stage record, ledger entries were hashes) migrates to layout 2 (and on to 3) and reads its stages and ledger as before', async () => {
+  it('a store of layout 1 (the claim wrote the stage record, ledger entries were hashes) migrates to layout 2 (and on to 4) and reads its stages and ledger as before', async () => {
     const clock = createFakeClock();
     const name = createStoreName('layout1');
     const store: Store = await stores.open({ name, clock, ids: createIdGenerator(clock) });
@@ -232,8 +232,8 @@ describe('redis store: the job indexes follow the records', { skip: redisSkipRea
     await admin.hset(`${prefix}meta`, 'schema_version', '1');
 
     const migrated = await stores.open({ name, clock, ids: createIdGenerator(clock) });
-    assert.deepEqual(await migrated.schemaVersion(), { current: 1, latest: 3 });
-    assert.deepEqual((await migrated.migrate()).applied, [2, 3]);
+    assert.deepEqual(await migrated.schemaVersion(), { current: 1, latest: 4 });
+    assert.deepEqual((await migrated.migrate()).applied, [2, 3, 4]);
     assert.deepEqual(await migrated.reads.getRun(leased.run.id), expected);
     assert.deepEqual(await migrated.reads.getRun(released.run.id), expectedReleased);
     assert.deepEqual(await admin.hmget(`${prefix}stage:${leased.run.id}:0`, 'leaseOwner', 'leaseUntil'), [null, null]);
@@ -257,7 +257,7 @@ describe('redis store: the job indexes follow the records', { skip: redisSkipRea
     // As a kiln of layout 2 left it: no inflight sets.
     await admin.del(...Object.keys(expected).map((key) => prefix + key));
     await admin.hset(`${prefix}meta`, 'schema_version', '2');
-    assert.deepEqual((await store.migrate()).applied, [3]);
+    assert.deepEqual((await store.migrate()).applied, [3, 4]);
     assert.deepEqual(await inFlightSets(admin, prefix, await keysOf(admin, prefix)), expected);
   });
 });

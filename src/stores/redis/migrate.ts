@@ -18,6 +18,8 @@ const MIGRATIONS: readonly { version: number; name: string; routine?: string }[]
   { version: 2, name: 'stage_leases_on_jobs', routine: 'migrate-2-stage-leases' },
   // inflight:<tenant> sets, which admission counts, filled for the runs queued or running.
   { version: 3, name: 'index_runs_in_flight', routine: 'migrate-3-runs-in-flight' },
+  // finished:<status> and requests:created, which retention walks, filled for older runs and records.
+  { version: 4, name: 'index_for_retention', routine: 'migrate-4-retention-indexes' },
 ];
 
 /** The highest layout version this code knows. */

@@ -13,7 +13,7 @@
 --   them (rows.ts), so no number passes through cjson's 14-digit encoder.
 -- - Ids, lease tokens and worker ids come from the client (its IdGenerator), as ARGV.
 --
--- Layout 3 (P = KEYS[1]; migrate.ts has the versions); the sub-port that writes a key is in brackets
+-- Layout 4 (P = KEYS[1]; migrate.ts has the versions); the sub-port that writes a key is in brackets
 --   P..'meta'                 hash   schema_version, fence (the ONE fence counter: job claims,
 --                                    cache builders and locks all take next_fence())    [root]
 --   P..'run:'..id             hash   Run                                                [jobs, operator]
