@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import pg from 'pg';
 import type { FakeClock } from '../../src/core/clock.ts';
 import type { Store } from '../../src/core/ports/store.ts';
@@ -20,11 +21,24 @@ export interface BenchStore {
   settle(): Promise<void>;
   /** Bytes the store takes on disk (SQLite: the database file and its WAL; PostgreSQL: the schema's relations). */
   sizeBytes(): Promise<number>;
+  /** Runs stored. */
+  countRuns(): Promise<number>;
+  /** Gives freed space back to the file system: SQLite `VACUUM` (and a WAL truncate), PostgreSQL `VACUUM FULL` of the schema's tables. */
+  compact(): Promise<void>;
   /** Connection URL when the store is on PostgreSQL. */
   readonly url?: string;
   /** Schema name when the store is on PostgreSQL. */
   readonly schema?: string;
   dispose(): Promise<void>;
+}
+
+function withDatabase<T>(path: string, body: (db: Database.Database) => T): T {
+  const db = new Database(path);
+  try {
+    return body(db);
+  } finally {
+    db.close();
+  }
 }
 
 function fileSize(path: string): number {
@@ -42,6 +56,12 @@ export function sqliteBenchStore(prefix: string): BenchStore {
     open: (clock) => createSqliteStore({ path, ...(clock ? { clock } : {}) }),
     settle: async () => {},
     sizeBytes: async () => fileSize(path) + fileSize(`${path}-wal`),
+    countRuns: async () => withDatabase(path, (db) => (db.prepare('SELECT count(*) AS n FROM runs').get() as { n: number }).n),
+    compact: async () =>
+      withDatabase(path, (db) => {
+        db.exec('VACUUM');
+        db.pragma('wal_checkpoint(TRUNCATE)');
+      }),
     dispose: async () => rmSync(dir, { recursive: true, force: true }),
   };
 }
@@ -67,6 +87,11 @@ export async function postgresBenchStore(prefix: string): Promise<BenchStore> {
         [schema],
       );
       return Number(rows[0]?.bytes ?? 0);
+    },
+    countRuns: async () => Number((await admin.query<{ n: string }>(`select count(*)::text as n from "${schema}".runs`)).rows[0]?.n ?? 0),
+    compact: async () => {
+      const { rows } = await admin.query<{ t: string }>('select tablename as t from pg_tables where schemaname = $1', [schema]);
+      for (const { t } of rows) await admin.query(`VACUUM FULL "${schema}"."${t}"`);
     },
     dispose: async () => {
       await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});

@@ -3,8 +3,10 @@
  * fills the store with finished runs through its own ports (bench/dashboard/fill-runs.ts) up to
  * each size in turn (default 0, 100,000, 1,000,000) and measures there: 5-stage chains/s (the
  * engine bench's kiln run on that store), p50/p99 of `GET /v1/runs` (first page and a status
- * filter) over real HTTP, and the store's size on disk. Then, on PostgreSQL, chains/s with 1, 2
- * and 4 worker processes (bench/scale/worker-curve.ts). Writes bench/results/scale-<timestamp>.json.
+ * filter) over real HTTP, and the store's size on disk. Then one retention pass on the largest
+ * store (periods of half the filled time span, so about half the runs expire), the size after it
+ * and after compaction, and chains/s again. Then, on PostgreSQL, chains/s with 1, 2 and 4 worker
+ * processes (bench/scale/worker-curve.ts). Writes bench/results/scale-<timestamp>.json.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { createFsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts';
 import { createFakeClock, type FakeClock } from '../../src/core/clock.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
+import { pruneExpired } from '../../src/engine/retention.ts';
 import { buildApp } from '../../src/http/build-app.ts';
 import { createMetrics } from '../../src/observe/metrics.ts';
 import { postgresBenchStore, sqliteBenchStore, type BenchStore } from '../dashboard/bench-stores.ts';
@@ -42,10 +45,69 @@ export interface SizePoint {
   fillSeconds: number;
 }
 
+/** The retention pass on the largest store and what followed it. */
+export interface RetentionStep {
+  /** Each period of the policy (succeeded, failed, cancelled, requests). */
+  periodHours: number;
+  runsBefore: number;
+  runsAfter: number;
+  seconds: number;
+  mbBefore: number;
+  mbAfterPrune: number;
+  mbAfterCompact: number;
+  /** How the freed space went back to the file system. */
+  compaction: string;
+  chainsPerSecBefore: number;
+  chainsPerSecAfter: number;
+  runsListP99After: number;
+}
+
 interface StoreScale {
   store: DashboardStore;
   points: SizePoint[];
+  retention?: RetentionStep;
   workerCurve?: CurvePoint[];
+}
+
+/**
+ * One retention pass over the whole store with every period at half of the fill's time span, in
+ * batches of 500; then the store compacted and measured again.
+ */
+async function retentionStep(bench: BenchStore, kind: DashboardStore, largest: number, before: SizePoint, args: ScaleArgs): Promise<RetentionStep> {
+  const periodMs = (Math.ceil(largest / BATCH) * BATCH_STEP_MS) / 2;
+  const runsBefore = await bench.countRuns();
+  const store = bench.open();
+  const t0 = performance.now();
+  try {
+    await pruneExpired(store, { succeededMs: periodMs, failedMs: periodMs, cancelledMs: periodMs, requestsMs: periodMs, batchSize: 500 });
+  } finally {
+    await store.close();
+  }
+  const seconds = (performance.now() - t0) / 1_000;
+  await bench.settle();
+  const mbAfterPrune = await sizeMb(bench);
+  await bench.compact();
+  const step: RetentionStep = {
+    periodHours: Math.round((periodMs / 3_600_000) * 10) / 10,
+    runsBefore,
+    runsAfter: await bench.countRuns(),
+    seconds: Math.round(seconds),
+    mbBefore: before.sizeMb,
+    mbAfterPrune,
+    mbAfterCompact: await sizeMb(bench),
+    compaction: kind === DashboardStore.Sqlite ? 'VACUUM' : 'VACUUM FULL of the schema',
+    chainsPerSecBefore: before.chainsPerSec,
+    chainsPerSecAfter: await chainsPerSec(bench, kind, args.chains),
+    runsListP99After: (await timeRunsList(bench, args.requests)).first.p99Ms,
+  };
+  console.log(
+    `${kind}, retention pass (${step.periodHours} h periods): ${step.runsBefore.toLocaleString('en-US')} -> ${step.runsAfter.toLocaleString('en-US')} runs in ${step.seconds} s; ${step.mbBefore} MB -> ${step.mbAfterPrune} MB after the prune, ${step.mbAfterCompact} MB after ${step.compaction}; chains/s ${step.chainsPerSecBefore} before, ${step.chainsPerSecAfter} after`,
+  );
+  return step;
+}
+
+async function sizeMb(bench: BenchStore): Promise<number> {
+  return Math.round(((await bench.sizeBytes()) / MB) * 10) / 10;
 }
 
 /** 5-stage chains/s of kiln on the store as it is now (a fresh handle on the real clock). */
@@ -117,12 +179,14 @@ async function measureStore(kind: DashboardStore, args: ScaleArgs): Promise<Stor
       filled = size;
       const perSec = await chainsPerSec(bench, kind, args.chains);
       const reads = await timeRunsList(bench, args.requests);
-      const sizeMb = Math.round(((await bench.sizeBytes()) / MB) * 10) / 10;
-      points.push({ finishedRuns: size, chainsPerSec: perSec, runsFirstPage: reads.first, runsByStatus: reads.byStatus, sizeMb, fillSeconds: Math.round(fillSeconds) });
-      console.log(`${kind}, ${size.toLocaleString('en-US')} finished runs: ${perSec} chains/s, GET /v1/runs p99 ${reads.first.p99Ms.toFixed(2)} ms (status filter ${reads.byStatus.p99Ms.toFixed(2)} ms), ${sizeMb} MB on disk (filled in ${Math.round(fillSeconds)} s)`);
+      const mb = await sizeMb(bench);
+      points.push({ finishedRuns: size, chainsPerSec: perSec, runsFirstPage: reads.first, runsByStatus: reads.byStatus, sizeMb: mb, fillSeconds: Math.round(fillSeconds) });
+      console.log(`${kind}, ${size.toLocaleString('en-US')} finished runs: ${perSec} chains/s, GET /v1/runs p99 ${reads.first.p99Ms.toFixed(2)} ms (status filter ${reads.byStatus.p99Ms.toFixed(2)} ms), ${mb} MB on disk (filled in ${Math.round(fillSeconds)} s)`);
     }
+    const last = points.at(-1);
+    const retention = largest > 0 && last ? await retentionStep(bench, kind, largest, last, args) : undefined;
     const workerCurve = kind === DashboardStore.Postgres && args.workers.length > 0 && bench.url ? await measureWorkerCurve(bench.url, args.workers, args.chains, CONCURRENCY) : undefined;
-    return { store: kind, points, ...(workerCurve ? { workerCurve } : {}) };
+    return { store: kind, points, ...(retention ? { retention } : {}), ...(workerCurve ? { workerCurve } : {}) };
   } finally {
     await bench.dispose();
   }
@@ -145,6 +209,16 @@ function printStore(result: StoreScale): void {
   if (empty && last && result.points.length > 1) {
     const ratio = last.chainsPerSec / empty;
     console.log(`chains/s at ${last.finishedRuns.toLocaleString('en-US')} runs / empty: ${ratio.toFixed(2)}x (target >= ${SCALE_TARGET}x: ${ratio >= SCALE_TARGET ? 'met' : 'NOT met'})`);
+  }
+  const r = result.retention;
+  if (r) {
+    console.log(`\n${result.store}: one retention pass (every period ${r.periodHours} h, batches of 500)`);
+    console.log(
+      formatTextTable(
+        ['runs before', 'runs after', 'pass s', 'MB before', 'MB after prune', `MB after ${r.compaction}`, 'chains/s before', 'chains/s after', 'list p99 ms after'],
+        [[String(r.runsBefore), String(r.runsAfter), String(r.seconds), r.mbBefore.toFixed(1), r.mbAfterPrune.toFixed(1), r.mbAfterCompact.toFixed(1), r.chainsPerSecBefore.toFixed(1), r.chainsPerSecAfter.toFixed(1), r.runsListP99After.toFixed(2)]],
+      ),
+    );
   }
   if (result.workerCurve) {
     console.log(`\n${result.store}: worker processes on one database`);
