@@ -1,0 +1,4 @@
+-- 0011_reserved: a placeholder. Migration numbers 0011 and 0012 were reserved (session 17) for
+-- other branches; versions must run 1..n without gaps, so this branch keeps the number with a
+-- no-op. At merge, the owning branch's 0011_*.sql replaces this file.
+SELECT 1;
