@@ -7,8 +7,14 @@
 import type { Redis } from 'ioredis';
 import type { MigrationResult, SchemaVersionInfo } from '../../core/ports/store.ts';
 
-/** The layout versions, in order; each applied once by an atomic script step (none yet past the first). */
-const MIGRATIONS: readonly { version: number; name: string }[] = [{ version: 1, name: 'initial_layout' }];
+/**
+ * The layout versions, in order; each applied once by an atomic script step. Version 2 builds the
+ * fair-claim entries (tready, tenants, retries: lib-keys.lua) of the ready jobs stored before.
+ */
+const MIGRATIONS: readonly { version: number; name: string }[] = [
+  { version: 1, name: 'initial_layout' },
+  { version: 2, name: 'fair_claim_indexes' },
+];
 
 /** The highest layout version this code knows. */
 export function latestSchemaVersion(): number {
@@ -38,9 +44,28 @@ export async function applyMigrations(redis: Redis, prefix: string, nowMs: numbe
   return { applied, version: Math.max(before, latest) };
 }
 
-/** KEYS[1] = meta hash, ARGV = latest version, now; returns the version found before. */
+/**
+ * KEYS[1] = meta hash, ARGV = latest version, now; returns the version found before. From a
+ * version below 2 with jobs (a store of layout 1), every ready job gets its fair-claim entries
+ * (the keys spelled as in lib-keys.lua; the prefix is the meta key's without 'meta').
+ */
 const MIGRATE_SCRIPT = `
 local current = tonumber(redis.call('HGET', KEYS[1], 'schema_version') or '0')
+if current >= 1 and current < 2 then
+  local P = string.sub(KEYS[1], 1, #KEYS[1] - 4)
+  for _, queue in ipairs(redis.call('SMEMBERS', P .. 'queues')) do
+    for _, priority in ipairs(redis.call('ZRANGE', P .. 'prios:' .. queue, 0, -1)) do
+      local ready = redis.call('ZRANGE', P .. 'ready:' .. queue .. ':' .. priority, 0, -1, 'WITHSCORES')
+      for i = 1, #ready, 2 do
+        local f = redis.call('HMGET', P .. 'job:' .. ready[i], 'tenant', 'attempt')
+        local tag = f[1] and ('+' .. f[1]) or '-'
+        redis.call('ZADD', P .. 'tready:' .. queue .. ':' .. priority .. ':' .. tag, ready[i + 1], ready[i])
+        redis.call('ZADD', P .. 'tenants:' .. queue .. ':' .. priority, 0, tag)
+        if tonumber(f[2] or '0') >= 1 then redis.call('ZADD', P .. 'retries:' .. queue .. ':' .. priority, ready[i + 1], ready[i]) end
+      end
+    end
+  end
+end
 if current < tonumber(ARGV[1]) then
   redis.call('HSET', KEYS[1], 'schema_version', ARGV[1], 'migrated_at', ARGV[2])
 end
