@@ -138,6 +138,19 @@ export function describeClaimFairness(harness: StoreHarness): void {
       assert.deepEqual(await claimRuns(store, 10), [retries[2]]);
     });
 
+    test('eight concurrent claimers under one retry cap start no more retries than the cap in all', async ({ store }) => {
+      await submitMany(store, 20, {});
+      const firstTries = await claim(store, request(20));
+      const retry = { action: 'retry', delayMs: 0 } as const;
+      await store.jobs.commit(
+        firstTries.map((cj) => ({ type: 'fail', lease: leaseOf(cj), error: failure('transient'), durationMs: 1, decision: retry }) as const),
+      );
+      const rounds = await Promise.all(Array.from({ length: 8 }, (_, w) => claim(store, request(10, { workerId: `w${w}`, maxRetriesRunning: 3 }))));
+      const claimed = rounds.flat();
+      assert.equal(claimed.length, 3);
+      assert.equal(new Set(claimed.map((cj) => cj.job.id)).size, 3);
+    });
+
     test('a redelivery after a crash is a retry, and an expired lease no longer counts as running', async ({ store, clock }) => {
       const crashed1 = await submit(store);
       await clock.advance(1);
