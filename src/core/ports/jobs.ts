@@ -272,10 +272,10 @@ export interface JobsPort {
    * jobs gets one job per round: 10,000 jobs of tenant A never delay one job of tenant B past
    * the first claim, whatever their ages.
    *
-   * The candidates are every claimable job, except with a retry cap
-   * ({@link ClaimRequest.maxRetriesRunning}): then they are the claimable first attempts
-   * (`attempt = 0`) plus the first `max(0, cap - running retries)` claimable retries in the
-   * queue's plain order (priority, availableAt, id).
+   * The candidates are the ready jobs plus the first `limit` expired leases in the queue's plain
+   * order (priority, availableAt, id; the reaper makes the others ready). With a retry cap
+   * ({@link ClaimRequest.maxRetriesRunning}) they are the first attempts (`attempt = 0`) plus
+   * the first `max(0, cap - running retries)` retries (ready or expired) in plain order.
    *
    * Requests naming the same queue are served from one such order: the first request gets its
    * first `limit` jobs, the next request the following ones (with the smallest cap any of them

@@ -74,14 +74,16 @@ function claimFromQueue(state: MemoryState, requests: readonly ClaimRequest[], n
   const limits = requests.map((r) => Math.max(0, Math.floor(r.limit)));
   const total = limits.reduce((a, b) => a + b, 0);
   if (total === 0 || state.queuePaused.get(queue) === true) return requests.map(() => []);
-  let due = [...state.jobs.values()].filter((j) => j.queue === queue && isClaimable(j, now));
+  const due = [...state.jobs.values()].filter((j) => j.queue === queue && isClaimable(j, now));
   const caps = requests.flatMap((r) => (r.maxRetriesRunning === undefined ? [] : [r.maxRetriesRunning]));
-  if (caps.length > 0) {
-    const budget = Math.max(0, Math.min(...caps) - retriesRunning(state, queue, now));
-    const retries = due.filter(isRetry).sort(comparePlain).slice(0, budget);
-    due = [...due.filter((j) => !isRetry(j)), ...retries];
-  }
-  const ordered = inClaimOrder(due, (job) => job).slice(0, total);
+  // Without a cap: every ready job, and the first `total` expired leases in plain order; with
+  // one: the first attempts, and the first `budget` retries (ready or expired) in plain order.
+  const capped = caps.length > 0;
+  const budget = capped ? Math.max(0, Math.min(...caps) - retriesRunning(state, queue, now)) : total;
+  const isLimited = (j: Job): boolean => (capped ? isRetry(j) : j.state === JobState.leased);
+  const limited = due.filter(isLimited).sort(comparePlain).slice(0, budget);
+  const candidates = [...due.filter((j) => !isLimited(j)), ...limited];
+  const ordered = inClaimOrder(candidates, (job) => job).slice(0, total);
   let at = 0;
   return requests.map((request, i) => {
     const mine = ordered.slice(at, at + (limits[i] ?? 0));

@@ -92,9 +92,9 @@ end
 -- first), at most `limit`: {id, p, at, priority, tag, state}. Candidates: per priority (in
 -- order, until `limit` are in from better priorities) the first `limit` due jobs of each
 -- tenant (tenants:<queue>:<priority>; one tenant reads ready:<queue>:<priority> itself), plus
--- expired leases (at most EXPIRED_WINDOW). With `cap` (a number), heads are first attempts
--- only, and the retries are the first `cap - running` of retries:<queue>:<p> and the expired
--- leases in plain order.
+-- the first `limit` expired leases in plain order (of the EXPIRED_WINDOW earliest-expired).
+-- With `cap` (a number), heads are first attempts only, and the retries are the first
+-- `cap - running` of retries:<queue>:<p> and the expired leases in plain order.
 local function candidates(queue, limit, cap)
   local budget = limit
   if cap then budget = math.max(0, math.min(limit, cap - retries_running(queue))) end
@@ -131,10 +131,8 @@ local function candidates(queue, limit, cap)
       retries[#retries + 1] = candidate(id, f[2], f[1], tenant_tag(f[3]), 'leased')
     end
   end
-  if cap then
-    table.sort(retries, plain_before)
-    for i = #retries, budget + 1, -1 do retries[i] = nil end
-  end
+  table.sort(retries, plain_before)
+  for i = #retries, budget + 1, -1 do retries[i] = nil end
   for _, c in ipairs(retries) do picked[#picked + 1] = c end
 
   -- Rank within (priority, tenant) in plain order, then priority, rank, availableAt, id.
