@@ -32,14 +32,19 @@ const orderKey = (row: JobRow): ClaimOrderKey => ({ priority: row.priority, avai
 function pickQueue(ctx: SqliteContext, queue: string, limit: number, cap: number | undefined, now: number): JobRow[] {
   const sql = ctx.sql();
   const budget = cap === undefined ? limit : Math.min(limit, Math.max(0, cap - (sql.countRetriesRunning.get({ queue, now })?.n ?? 0)));
-  const heads = cap === undefined ? sql.pickTenantReady(limit) : sql.pickTenantFirstAttempts(limit);
+  const tenants = sql.selectReadyTenants.all({ queue });
   const rows: JobRow[] = [];
-  for (const { tenant } of sql.selectReadyTenants.all({ queue })) {
-    for (const values of heads.all({ queue, tenant, now })) rows.push(jobRowFromValues(values));
-  }
-  if (budget > 0) {
-    const retries = cap === undefined ? sql.pickExpired(limit) : sql.pickRetries(budget);
-    for (const values of retries.all({ queue, now })) rows.push(jobRowFromValues(values));
+  const add = (values: readonly unknown[][]): void => {
+    for (const v of values) rows.push(jobRowFromValues(v));
+  };
+  if (cap === undefined) {
+    // The expired leases come with the first tenant's heads (one statement in the usual case).
+    const [first, ...others] = tenants;
+    add(first === undefined ? sql.pickExpired(limit).all({ queue, now }) : sql.pickTenantReadyWithExpired(limit).all({ queue, tenant: first.tenant, now }));
+    for (const { tenant } of others) add(sql.pickTenantReady(limit).all({ queue, tenant, now }));
+  } else {
+    for (const { tenant } of tenants) add(sql.pickTenantFirstAttempts(limit).all({ queue, tenant, now }));
+    if (budget > 0) add(sql.pickRetries(budget).all({ queue, now }));
   }
   return inClaimOrder(rows, orderKey).slice(0, limit);
 }

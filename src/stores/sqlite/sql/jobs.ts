@@ -171,20 +171,32 @@ export const SELECT_READY_TENANTS = `
   UNION ALL
   SELECT NULL WHERE EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_ready_tenant WHERE queue = @queue AND state = 'ready' AND tenant IS NULL)`;
 
+/** The expired leases of @queue at @now in plain order, at most `limit` (jobs_lease_expiry). */
+function expiredLeasesSql(limit: number): string {
+  return `
+      SELECT * FROM jobs
+      WHERE state = 'leased' AND lease_until <= @now AND queue = @queue
+      ORDER BY priority, available_at, id LIMIT ${limit}`;
+}
+
 /**
  * In: queue, tenant (NULL = the tenant-less jobs), now. Out: the first `limit` ready and due jobs
  * of that tenant in plain order (priority, available_at, id), every column in
  * {@link JOB_COLUMNS} order (read raw: the claim builds its jobs from these rows instead of a
- * RETURNING *), off jobs_ready_tenant. With `firstAttempts`, only jobs never claimed before
- * (`attempt = 0`: a retry cap applies). `limit` is a literal, prepared once per value: a bound
- * LIMIT makes SQLite re-plan the statement on every call.
+ * RETURNING *), off jobs_ready_tenant. `variant`: `firstAttempts`, only jobs never claimed
+ * before (`attempt = 0`: a retry cap applies); `withExpired`, followed by the queue's first
+ * `limit` expired leases (see {@link pickRetriesSql}) in the same statement, the claim's usual
+ * case (one tenant, no cap) in one statement. `limit` is a literal, prepared once per value: a
+ * bound LIMIT makes SQLite re-plan the statement on every call.
  */
-export function pickTenantReadySql(limit: number, firstAttempts: boolean): string {
+export function pickTenantReadySql(limit: number, variant: 'all' | 'firstAttempts' | 'withExpired'): string {
   checkPickLimit(limit);
-  return `
-  SELECT ${JOB_COLUMNS} FROM jobs INDEXED BY jobs_ready_tenant
-  WHERE queue = @queue AND state = 'ready' AND tenant IS @tenant AND available_at <= @now${firstAttempts ? ' AND attempt = 0' : ''}
-  ORDER BY priority, available_at, id LIMIT ${limit}`;
+  const heads = `
+      SELECT * FROM jobs INDEXED BY jobs_ready_tenant
+      WHERE queue = @queue AND state = 'ready' AND tenant IS @tenant AND available_at <= @now${variant === 'firstAttempts' ? ' AND attempt = 0' : ''}
+      ORDER BY priority, available_at, id LIMIT ${limit}`;
+  if (variant !== 'withExpired') return `SELECT ${JOB_COLUMNS} FROM (${heads})`;
+  return `SELECT ${JOB_COLUMNS} FROM (SELECT * FROM (${heads}) UNION ALL SELECT * FROM (${expiredLeasesSql(limit)}))`;
 }
 
 /**
@@ -195,11 +207,7 @@ export function pickTenantReadySql(limit: number, firstAttempts: boolean): strin
  */
 export function pickRetriesSql(limit: number, withReadyRetries: boolean): string {
   checkPickLimit(limit);
-  const expired = `
-      SELECT * FROM jobs
-      WHERE state = 'leased' AND lease_until <= @now AND queue = @queue
-      ORDER BY priority, available_at, id LIMIT ${limit}`;
-  if (!withReadyRetries) return `SELECT ${JOB_COLUMNS} FROM (${expired})`;
+  if (!withReadyRetries) return `SELECT ${JOB_COLUMNS} FROM (${expiredLeasesSql(limit)})`;
   return `
   SELECT ${JOB_COLUMNS} FROM (
     SELECT * FROM (
@@ -207,7 +215,7 @@ export function pickRetriesSql(limit: number, withReadyRetries: boolean): string
       WHERE queue = @queue AND state = 'ready' AND attempt >= 1 AND available_at <= @now
       ORDER BY priority, available_at, id LIMIT ${limit})
     UNION ALL
-    SELECT * FROM (${expired}))
+    SELECT * FROM (${expiredLeasesSql(limit)}))
   ORDER BY priority, available_at, id LIMIT ${limit}`;
 }
 
@@ -415,6 +423,9 @@ function prepareRunStatements(db: SqliteDatabase) {
   };
 }
 
+/** Parameters of the per-tenant picks. */
+type TenantPick = { queue: string; tenant: string | null; now: number };
+
 /** Prepares the statements of the job path; the schema must be migrated first. */
 export function prepareJobsStatements(db: SqliteDatabase) {
   return {
@@ -423,12 +434,9 @@ export function prepareJobsStatements(db: SqliteDatabase) {
     selectJob: db.prepare<[string], JobRow>(SELECT_JOB),
     // Read raw (see JOB_COLUMNS): better-sqlite3's typings have no raw-row mode, hence `unknown[]`.
     selectReadyTenants: db.prepare<{ queue: string }, { tenant: string | null }>(SELECT_READY_TENANTS),
-    pickTenantReady: preparedPerValue((limit: number) =>
-      db.prepare<{ queue: string; tenant: string | null; now: number }, unknown[]>(pickTenantReadySql(limit, false)).raw(true),
-    ),
-    pickTenantFirstAttempts: preparedPerValue((limit: number) =>
-      db.prepare<{ queue: string; tenant: string | null; now: number }, unknown[]>(pickTenantReadySql(limit, true)).raw(true),
-    ),
+    pickTenantReady: preparedPerValue((limit: number) => db.prepare<TenantPick, unknown[]>(pickTenantReadySql(limit, 'all')).raw(true)),
+    pickTenantReadyWithExpired: preparedPerValue((limit: number) => db.prepare<TenantPick, unknown[]>(pickTenantReadySql(limit, 'withExpired')).raw(true)),
+    pickTenantFirstAttempts: preparedPerValue((limit: number) => db.prepare<TenantPick, unknown[]>(pickTenantReadySql(limit, 'firstAttempts')).raw(true)),
     pickExpired: preparedPerValue((limit: number) => db.prepare<{ queue: string; now: number }, unknown[]>(pickRetriesSql(limit, false)).raw(true)),
     pickRetries: preparedPerValue((limit: number) => db.prepare<{ queue: string; now: number }, unknown[]>(pickRetriesSql(limit, true)).raw(true)),
     countRetriesRunning: db.prepare<{ queue: string; now: number }, { n: number }>(COUNT_RETRIES_RUNNING),
