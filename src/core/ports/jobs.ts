@@ -268,9 +268,9 @@ export interface JobsPort {
    * Claim order is fair across tenants (`Job.tenant`; null is one more tenant) with priority
    * first: each candidate gets its rank among the candidates of its tenant and priority (by
    * availableAt, then id; 0 = that tenant's oldest), and candidates are taken by priority (lower
-   * first), then rank, then availableAt, then id. So within a priority every tenant with due
-   * jobs gets one job per round: 10,000 jobs of tenant A never delay one job of tenant B past
-   * the first claim, whatever their ages.
+   * first), then rank, then availableAt, then id. So within a priority the tenants with due
+   * jobs take turns, oldest head first: however many jobs tenant A has queued, at most one of
+   * them is claimed before tenant B's oldest due job of the same priority.
    *
    * The candidates are the ready jobs plus the first `limit` expired leases in the queue's plain
    * order (priority, availableAt, id; the reaper makes the others ready). With a retry cap
