@@ -103,6 +103,12 @@ export const StagePolicySchema = Type.Object(
     interventionAttempts: Type.Optional(
       Type.Integer({ minimum: 1, description: `Intervention failures before the run is parked (default ${D.interventionAttempts}).` }),
     ),
+    maxRetriesRunning: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: "Retries of this stage's queue running at once, over every worker; past it claims take first attempts only (default: no cap).",
+      }),
+    ),
     isolation: Type.Optional(
       Type.Union([Type.Literal('inline'), Type.Literal('thread')], {
         description: `inline: on the worker's event loop; thread: in a worker-thread pool (default ${D.isolation}).`,

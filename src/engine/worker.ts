@@ -122,7 +122,9 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
     const requests: ClaimRequest[] = [];
     for (const stage of stages) {
       const limit = slots.wanted(stage);
-      if (limit > 0) requests.push({ queue: stage.queue, workerId: id, limit, leaseMs: stage.policy.leaseMs });
+      if (limit <= 0) continue;
+      const { leaseMs, maxRetriesRunning } = stage.policy;
+      requests.push({ queue: stage.queue, workerId: id, limit, leaseMs, ...(maxRetriesRunning === null ? {} : { maxRetriesRunning }) });
     }
     if (requests.length === 0) return 0;
     const jobs = await deps.store.jobs.claim(requests);

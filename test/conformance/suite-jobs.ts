@@ -8,6 +8,7 @@ import { describeSubmitAdmission } from './jobs/admission.ts';
 import { describeCommitBatches } from './jobs/batches.ts';
 import { describeClaim, describeRenew } from './jobs/claim-and-renew.ts';
 import { describeCommit } from './jobs/commit.ts';
+import { describeClaimFairness } from './jobs/fairness.ts';
 import { describeCommitPublications } from './jobs/publish.ts';
 import { describeReap, describeRelease } from './jobs/release-and-reap.ts';
 import { describeSubmitBatches, describeSubmitOne } from './jobs/submit.ts';
@@ -21,6 +22,7 @@ export function describeJobsPort(harness: StoreHarness): void {
     describeSubmitAdmission(harness);
     describeTraceParent(harness);
     describeClaim(harness);
+    describeClaimFairness(harness);
     describeRenew(harness);
     describeCommit(harness);
     describeCommitBatches(harness);

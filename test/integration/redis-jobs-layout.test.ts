@@ -4,8 +4,10 @@
  * that goes through each jobs and operator method: every job sits in exactly the index of its
  * state (with the right score), no index holds a job that is gone or in another state, prios
  * names exactly the non-empty ready zsets, jobkey maps each live job's key to it, runjobs lists
- * each run's jobs, jobs:outputs holds exactly the outputs of the succeeded stage records, and the
- * inflight sets hold exactly the runs queued or running, by tenant (what admission counts).
+ * each run's jobs, jobs:outputs holds exactly the outputs of the succeeded stage records, a
+ * ready job sits in its tenant's tready zset (named in tenants) and, past its first attempt, in
+ * retries, and the inflight sets hold exactly the runs queued or running, by tenant (what
+ * admission counts).
  * Skipped, with the reason, where no Redis is available.
  */
 import assert from 'node:assert/strict';
@@ -89,6 +91,30 @@ async function assertIndexesTrue(admin: Redis, prefix: string, step: string): Pr
     const [, queue, priority] = /^ready:(.*):([^:]+)$/.exec(key) ?? [];
     assert.notEqual(await admin.zscore(`${prefix}prios:${queue}`, priority as string), null, `${step}: prios:${queue} lacks ${priority}`);
   }
+  // The fair-claim entries of ready jobs: tready by tenant tag, tenants naming the non-empty ones, retries.
+  const tagOf = (job: Record<string, string>): string => (job.tenant === undefined ? '-' : `+${job.tenant}`);
+  for (const [id, job] of jobs) {
+    if (job.state !== 'ready') continue;
+    const tready = `tready:${job.queue}:${job.priority}:${tagOf(job)}`;
+    assert.equal(await admin.zscore(prefix + tready, id), job.availableAt, `${step}: ${tready} lacks ${id} at its availableAt`);
+    assert.notEqual(await admin.zscore(`${prefix}tenants:${job.queue}:${job.priority}`, tagOf(job)), null, `${step}: tenants of ${tready}`);
+    const retry = await admin.zscore(`${prefix}retries:${job.queue}:${job.priority}`, id);
+    assert.equal(retry, Number(job.attempt) >= 1 ? job.availableAt : null, `${step}: retries entry of ${id} (attempt ${job.attempt})`);
+  }
+  const fairKeys = keys.filter((k) => k.startsWith('tready:') || k.startsWith('retries:'));
+  for (const key of fairKeys) {
+    for (const id of await admin.zrange(prefix + key, 0, -1)) {
+      const job = jobs.get(id);
+      assert.ok(job && job.state === 'ready', `${step}: ${key} holds ${id}, which is not a ready job`);
+      const expected = key.startsWith('tready:') ? `tready:${job.queue}:${job.priority}:${tagOf(job)}` : `retries:${job.queue}:${job.priority}`;
+      assert.equal(key, expected, `${step}: ${id} is in ${key}`);
+    }
+  }
+  for (const key of keys.filter((k) => k.startsWith('tenants:'))) {
+    for (const tag of await admin.zrange(prefix + key, 0, -1)) {
+      assert.ok(keys.includes(`tready:${key.slice('tenants:'.length)}:${tag}`), `${step}: ${key} names ${tag}, whose tready zset is empty`);
+    }
+  }
   for (const key of keys.filter((k) => k.startsWith('runs'))) assert.ok(key === 'runs' || key === 'runkey', `${step}: unexpected key ${key}`);
   for (const runId of await admin.zrange(`${prefix}runs`, 0, -1)) {
     const stages = await admin.lrange(`${prefix}stages:${runId}`, 0, -1);
@@ -125,21 +151,23 @@ async function runsInFlight(admin: Redis, prefix: string): Promise<Record<string
 describe('redis store: the job indexes follow the records', { skip: redisSkipReason() }, () => {
   const stores = useRedisStores();
 
-  /** A fresh, migrated store named after `label`, its admin connection and key prefix. */
-  const openStore = async (label: string): Promise<{ store: Store; admin: Redis; prefix: string }> => {
+  /** A new store (not migrated yet) on a fake clock, with the admin connection and its key prefix. */
+  const openFresh = async (label: string) => {
     const clock = createFakeClock();
     const name = createStoreName(label);
     const store: Store = await stores.open({ name, clock, ids: createIdGenerator(clock) });
+    return { clock, store, admin: await stores.admin(), prefix: keyPrefix(name) };
+  };
+
+  /** A fresh, migrated store named after `label`, its admin connection and key prefix. */
+  const openStore = async (label: string): Promise<{ store: Store; admin: Redis; prefix: string }> => {
+    const { store, admin, prefix } = await openFresh(label);
     await store.migrate();
-    return { store, admin: await stores.admin(), prefix: keyPrefix(name) };
+    return { store, admin, prefix };
   };
 
   it('after every jobs and operator method, each job sits in the index of its state and every index entry is a job in that state', async () => {
-    const clock = createFakeClock();
-    const name = createStoreName('layout');
-    const store: Store = await stores.open({ name, clock, ids: createIdGenerator(clock) });
-    const admin = await stores.admin();
-    const prefix = keyPrefix(name);
+    const { clock, store, admin, prefix } = await openFresh('layout');
     const check = (step: string): Promise<void> => assertIndexesTrue(admin, prefix, step);
     await store.migrate();
 
@@ -173,7 +201,10 @@ describe('redis store: the job indexes follow the records', { skip: redisSkipRea
     await clock.advance(1_000);
     await store.jobs.reap();
     await check('reap');
-    const b2 = await claimOne(store, 'demo.b');
+    // The reaped job is a retry: a claim under a retry cap takes it (none running yet).
+    const [b2] = await claim(store, { queue: 'demo.b', workerId: 'w1', limit: 1, leaseMs: LEASE_MS, maxRetriesRunning: 1 });
+    assert.ok(b2);
+    await check('claim under a retry cap');
     await failJob(store, b2, { action: 'fail', rollback: rollbackJob('a') }, failure('permanent'));
     await check('fail with a rollback');
     const rollback = (await claim(store, { queue: 'demo.a', workerId: 'w1', limit: 10, leaseMs: LEASE_MS })).find((c) => c.job.kind === 'rollback');
@@ -197,7 +228,7 @@ describe('redis store: the job indexes follow the records', { skip: redisSkipRea
     await check('cancel, pause and drain');
   });
 
-  it('a store of layout 1 (the claim wrote the stage record, ledger entries were hashes) migrates to layout 2 (and on to 4) and reads its stages and ledger as before', async () => {
+  it('a store of layout 1 (the claim wrote the stage record, ledger entries were hashes) migrates to layout 2 (and on to 5) and reads its stages and ledger as before', async () => {
     const clock = createFakeClock();
     const name = createStoreName('layout1');
     const store: Store = await stores.open({ name, clock, ids: createIdGenerator(clock) });
@@ -232,8 +263,8 @@ describe('redis store: the job indexes follow the records', { skip: redisSkipRea
     await admin.hset(`${prefix}meta`, 'schema_version', '1');
 
     const migrated = await stores.open({ name, clock, ids: createIdGenerator(clock) });
-    assert.deepEqual(await migrated.schemaVersion(), { current: 1, latest: 4 });
-    assert.deepEqual((await migrated.migrate()).applied, [2, 3, 4]);
+    assert.deepEqual(await migrated.schemaVersion(), { current: 1, latest: 5 });
+    assert.deepEqual((await migrated.migrate()).applied, [2, 3, 4, 5]);
     assert.deepEqual(await migrated.reads.getRun(leased.run.id), expected);
     assert.deepEqual(await migrated.reads.getRun(released.run.id), expectedReleased);
     assert.deepEqual(await admin.hmget(`${prefix}stage:${leased.run.id}:0`, 'leaseOwner', 'leaseUntil'), [null, null]);
@@ -250,15 +281,32 @@ describe('redis store: the job indexes follow the records', { skip: redisSkipRea
 
   it('layout 3 fills the inflight sets of a store written at layout 2 from its queued and running runs', async () => {
     const { store, admin, prefix } = await openStore('layout-v2');
-    await store.jobs.submit([runRequestOf(1), { ...runRequestOf(2), tenant: 'acme' }, { ...runRequestOf(3), tenant: 'acme' }]);
+    await store.jobs.submit([runRequestOf(3), { ...runRequestOf(2), tenant: 'acme' }, { ...runRequestOf(4), tenant: 'acme' }]);
     await claimOne(store, 'demo.a');
     const expected = await runsInFlight(admin, prefix);
     assert.deepEqual(Object.values(expected).map((ids) => ids.length).sort(), [1, 2]);
     // As a kiln of layout 2 left it: no inflight sets.
     await admin.del(...Object.keys(expected).map((key) => prefix + key));
     await admin.hset(`${prefix}meta`, 'schema_version', '2');
-    assert.deepEqual((await store.migrate()).applied, [3, 4]);
+    assert.deepEqual((await store.migrate()).applied, [3, 4, 5]);
     assert.deepEqual(await inFlightSets(admin, prefix, await keysOf(admin, prefix)), expected);
+  });
+
+  it('layout 5 indexes the ready jobs of a store written at layout 4 by tenant and retries', async () => {
+    const { store, admin, prefix } = await openFresh('layout-upgrade');
+    await store.migrate();
+    await store.jobs.submit(Array.from({ length: 6 }, (_, i) => runRequestOf(i)));
+    const [first] = await claim(store, { queue: 'demo.a', workerId: 'w1', limit: 1, leaseMs: LEASE_MS });
+    assert.ok(first);
+    await failJob(store, first, { action: 'retry', delayMs: 0 }, failure('transient'));
+    // As a kiln of layout 4 left it: no fair-claim entries.
+    const fair = (await keysOf(admin, prefix)).filter((k) => /^(tready|tenants|retries):/.test(k));
+    assert.ok(fair.length >= 4, 'the scenario has tenant and retry entries to rebuild');
+    await admin.del(...fair.map((k) => prefix + k));
+    await admin.hset(`${prefix}meta`, 'schema_version', '4');
+
+    assert.deepEqual((await store.migrate()).applied, [5]);
+    await assertIndexesTrue(admin, prefix, 'upgrade');
   });
 });
 
@@ -274,5 +322,7 @@ function runRequestOf(n: number) {
     inputChecksum: `checksum-${n}`,
     stages: ['a', 'b', 'c'],
     firstJob: stageJob('a'),
+    // Two tenants and the tenant-less: the fair-claim entries of each.
+    ...(n % 3 === 0 ? {} : { tenant: n % 3 === 1 ? 'acme' : 'other:tenant' }),
   };
 }

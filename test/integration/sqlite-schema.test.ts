@@ -26,7 +26,13 @@ import { stageJob, submit } from '../conformance/fixture.ts';
 const HOT_STATEMENTS: Record<string, string> = {
   // Every request to a server with tokens looks one up by its hash (unless cached).
   SELECT_API_TOKEN_BY_HASH: T.SELECT_API_TOKEN_BY_HASH,
-  pickClaimable: J.pickClaimableSql(10),
+  SELECT_READY_TENANTS: J.SELECT_READY_TENANTS,
+  pickTenantReady: J.pickTenantReadySql(10, 'all'),
+  pickTenantReadyWithExpired: J.pickTenantReadySql(10, 'withExpired'),
+  pickTenantFirstAttempts: J.pickTenantReadySql(10, 'firstAttempts'),
+  pickExpired: J.pickRetriesSql(10, false),
+  pickRetries: J.pickRetriesSql(10, true),
+  COUNT_RETRIES_RUNNING: J.COUNT_RETRIES_RUNNING,
   LEASE_JOB: J.LEASE_JOB,
   DELETE_LEASED_JOB: J.DELETE_LEASED_JOB,
   INSERT_JOB: J.INSERT_JOB,

@@ -197,6 +197,16 @@ describe('loadConfig', () => {
     assert.deepEqual(load().policies, { 'demo.sleep': { finish: { priority: -1 } } });
   });
 
+  test('maxRetriesRunning is a per-stage policy: defaults fold into every stage, a stage overrides, a negative cap is an issue', () => {
+    writeYaml('pipelines:\n  demo.sleep:\n    defaults: { maxRetriesRunning: 2 }\n    stages:\n      finish: { maxRetriesRunning: 0 }\n');
+    assert.deepEqual(load().policies, { 'demo.sleep': { prepare: { maxRetriesRunning: 2 }, finish: { maxRetriesRunning: 0 } } });
+    writeYaml('pipelines:\n  demo.sleep:\n    stages:\n      finish: { maxRetriesRunning: -1 }\n');
+    assert.deepEqual(
+      issuesOf(() => load()).map((i) => [i.path, i.line]),
+      [['pipelines.demo.sleep.stages.finish.maxRetriesRunning', 4]],
+    );
+  });
+
   test('unknown keys at any depth are named with their line', () => {
     writeYaml(['stroe: { path: x }', 'http:', '  prot: 1', 'pipelines:', '  demo.sleep:', '    stages:', '      prepare: { retries: 3 }'].join('\n'));
     const issues = issuesOf(() => load());

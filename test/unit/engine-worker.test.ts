@@ -376,4 +376,31 @@ describe('engine worker on the memory store', () => {
     await assert.rejects(() => h.kiln.submit('t.dedup', { a: 2 }, { idempotencyKey: 'k1' }), { code: 'IDEMPOTENCY_KEY_REUSED' });
     await assert.rejects(() => h.kiln.submit('nope', {}), { code: 'UNKNOWN_PIPELINE' });
   });
+  it('a stage policy maxRetriesRunning reaches the claim: past it retries wait while first attempts still run', async () => {
+    const tried = new Set<string>();
+    const p = threeStages('t.cap', {
+      a: (ctx) => {
+        if (tried.has(ctx.run.id)) return 'a';
+        tried.add(ctx.run.id);
+        throw new Error('flaky');
+      },
+    });
+    const h = await createEngineHarness([p], { 't.cap': { a: { maxRetriesRunning: 1, concurrency: 4 } } });
+    for (let i = 0; i < 3; i++) await h.kiln.submit('t.cap', { i });
+    const worker = h.kiln.createWorker();
+    assert.equal(await worker.runOnce(), 3, 'three first attempts, all failing');
+    await h.clock.advance(1_000);
+    await h.kiln.submit('t.cap', { i: 3 });
+    // Three retries are due and four slots free: the cap lets one retry start beside the new first attempt.
+    const claimedOnA = async (): Promise<number> => {
+      const before = h.recorded.claimed['t.cap.a'] ?? 0;
+      await worker.runOnce();
+      return (h.recorded.claimed['t.cap.a'] ?? 0) - before;
+    };
+    assert.equal(await claimedOnA(), 2, 'one retry and the first attempt');
+    assert.equal(await claimedOnA(), 1, 'one retry');
+    assert.equal(await claimedOnA(), 1, 'the last retry');
+    assert.equal(await claimedOnA(), 0);
+    assert.equal(tried.size, 4);
+  });
 });

@@ -63,6 +63,12 @@ export interface StagePolicy {
   priority: number;
   /** Attempts ending in an intervention error before the run is parked. */
   interventionAttempts: number;
+  /**
+   * Cap on retries of this stage's queue running at once (over every worker), so failing jobs
+   * cannot take every slot: past it, claims take first attempts only (see
+   * `ClaimRequest.maxRetriesRunning`). null: no cap.
+   */
+  maxRetriesRunning: number | null;
   isolation: Isolation;
   /** The stage's named lock, or null for none. */
   lock: LockPolicy | null;
@@ -82,6 +88,7 @@ export const DEFAULT_STAGE_POLICY: Readonly<StagePolicy> = Object.freeze({
   prefetch: 0,
   priority: 0,
   interventionAttempts: 3,
+  maxRetriesRunning: null,
   isolation: Isolation.inline,
   lock: null,
 });
@@ -137,6 +144,9 @@ export function checkStagePolicy(p: StagePolicy): [string, string][] {
   positiveInt('concurrency', p.concurrency);
   if (!Number.isInteger(p.prefetch) || p.prefetch < 0) problems.push(['prefetch', `must be an integer >= 0, got ${p.prefetch}`]);
   positiveInt('interventionAttempts', p.interventionAttempts);
+  if (p.maxRetriesRunning !== null && (!Number.isInteger(p.maxRetriesRunning) || p.maxRetriesRunning < 0)) {
+    problems.push(['maxRetriesRunning', `must be an integer >= 0, got ${p.maxRetriesRunning}`]);
+  }
   positiveInt('timeoutMs', p.timeoutMs);
   positiveInt('leaseMs', p.leaseMs);
   positiveInt('heartbeatMs', p.heartbeatMs);

@@ -95,6 +95,15 @@ export interface ClaimRequest {
   limit: number;
   /** Lease granted to each claimed job; renewals extend by the same amount. */
   leaseMs: number;
+  /**
+   * The queue's cap on retries running at once (its policy's `maxRetriesRunning`); absent: no
+   * cap. A retry is a job claimed before whose attempt was not handed back (`attempt >= 1` when
+   * claimed: a failed attempt retried, or an expired lease taken over after a crash); it is
+   * running while leased with an unexpired lease. With `n` retries of the queue running, the
+   * claim takes at most `max(0, cap - n)` retries; first attempts are never held back by it. See
+   * {@link JobsPort.claim}.
+   */
+  maxRetriesRunning?: number;
 }
 
 /**
@@ -282,9 +291,24 @@ export interface JobsPort {
   /**
    * Claims, in ONE transaction, up to `limit` jobs from each requested queue: `ready` jobs with
    * `availableAt <= now`, and `leased` jobs whose lease expired (a redelivery:
-   * `redeliveries + 1`), ordered by priority (lower first), then availableAt, then id. Nothing is
-   * claimed from a paused queue. No job is ever held by two claimers at once. Results are grouped
-   * in request order.
+   * `redeliveries + 1`). Nothing is claimed from a paused queue. No job is ever held by two
+   * claimers at once. Results are grouped in request order.
+   *
+   * Claim order is fair across tenants (`Job.tenant`; null is one more tenant) with priority
+   * first: each candidate gets its rank among the candidates of its tenant and priority (by
+   * availableAt, then id; 0 = that tenant's oldest), and candidates are taken by priority (lower
+   * first), then rank, then availableAt, then id. So within a priority the tenants with due
+   * jobs take turns, oldest head first: however many jobs tenant A has queued, at most one of
+   * them is claimed before tenant B's oldest due job of the same priority.
+   *
+   * The candidates are the ready jobs plus the first `limit` expired leases in the queue's plain
+   * order (priority, availableAt, id; the reaper makes the others ready). With a retry cap
+   * ({@link ClaimRequest.maxRetriesRunning}) they are the first attempts (`attempt = 0`) plus
+   * the first `max(0, cap - running retries)` retries (ready or expired) in plain order.
+   *
+   * Requests naming the same queue are served from one such order: the first request gets its
+   * first `limit` jobs, the next request the following ones (with the smallest cap any of them
+   * carries).
    */
   claim(requests: readonly ClaimRequest[]): Promise<ClaimedJob[]>;
 

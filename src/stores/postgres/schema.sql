@@ -183,14 +183,14 @@ CREATE TABLE kiln.jobs (
 );
 
 --
--- Name: claim_jobs(bigint, text[], text[], integer[], bigint[], text[]); Type: FUNCTION; Schema: kiln; Owner: -
+-- Name: claim_jobs(bigint, text[], text[], integer[], bigint[], text[], integer[]); Type: FUNCTION; Schema: kiln; Owner: -
 --
 
-CREATE FUNCTION kiln.claim_jobs(p_now bigint, p_queues text[], p_workers text[], p_limits integer[], p_lease_ms bigint[], p_tokens text[]) RETURNS TABLE(job kiln.jobs, pos bigint, picked_state text, run json, run_started_at bigint, outputs json, ledger_hit boolean, ledger_output json)
+CREATE FUNCTION kiln.claim_jobs(p_now bigint, p_queues text[], p_workers text[], p_limits integer[], p_lease_ms bigint[], p_tokens text[], p_caps integer[]) RETURNS TABLE(job kiln.jobs, pos bigint, picked_state text, run json, run_started_at bigint, outputs json, ledger_hit boolean, ledger_output json)
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
-    AS $$-- sha256:430bff1b3eafb918895262497dc91400d33c0c4634c3aec110e1c21fb67e6c62$$;
+    AS $$-- sha256:3cb76db1a5717f7c7b831b135879d8479cca4add508bad99847419e75dadb44c$$;
 
 --
 -- Name: commit_batch_with_publications(json, bigint, text, text[]); Type: FUNCTION; Schema: kiln; Owner: -
@@ -264,6 +264,15 @@ CREATE FUNCTION kiln.lock_fence_is_current(p_key text, p_fence bigint) RETURNS b
     LANGUAGE sql STABLE
     SET search_path TO 'kiln', 'pg_temp'
     AS $$-- sha256:186fa7b55a336bca0ad59465c358f4b0c8f5729ff84e2af01234cf90e4167a1a$$;
+
+--
+-- Name: ready_tenants(text); Type: FUNCTION; Schema: kiln; Owner: -
+--
+
+CREATE FUNCTION kiln.ready_tenants(p_queue text) RETURNS SETOF text
+    LANGUAGE sql STABLE
+    SET search_path TO 'kiln', 'pg_temp'
+    AS $$-- sha256:005daaf38a105311fc7460123165c01f3855efd74bb449efe68ae89442fafc7f$$;
 
 --
 -- Name: request_records; Type: TABLE; Schema: kiln; Owner: -
@@ -632,10 +641,22 @@ CREATE INDEX jobs_lease_expiry ON kiln.jobs USING btree (lease_until) WHERE (sta
 CREATE UNIQUE INDEX jobs_live_key ON kiln.jobs USING btree (run_id, idempotency_key) WHERE (state <> 'dead'::text);
 
 --
--- Name: jobs_ready; Type: INDEX; Schema: kiln; Owner: -
+-- Name: jobs_ready_retries; Type: INDEX; Schema: kiln; Owner: -
 --
 
-CREATE INDEX jobs_ready ON kiln.jobs USING btree (queue, priority, available_at, id) WHERE (state = 'ready'::text);
+CREATE INDEX jobs_ready_retries ON kiln.jobs USING btree (queue, priority, available_at, id) WHERE ((state = 'ready'::text) AND (attempt >= 1));
+
+--
+-- Name: jobs_ready_tenant; Type: INDEX; Schema: kiln; Owner: -
+--
+
+CREATE INDEX jobs_ready_tenant ON kiln.jobs USING btree (queue, tenant, priority, available_at, id) WHERE (state = 'ready'::text);
+
+--
+-- Name: jobs_retries_running; Type: INDEX; Schema: kiln; Owner: -
+--
+
+CREATE INDEX jobs_retries_running ON kiln.jobs USING btree (queue, lease_until) WHERE ((state = 'leased'::text) AND (attempt >= 2));
 
 --
 -- Name: jobs_run; Type: INDEX; Schema: kiln; Owner: -

@@ -20,6 +20,8 @@ const MIGRATIONS: readonly { version: number; name: string; routine?: string }[]
   { version: 3, name: 'index_runs_in_flight', routine: 'migrate-3-runs-in-flight' },
   // finished:<status> and requests:created, which retention walks, filled for older runs and records.
   { version: 4, name: 'index_for_retention', routine: 'migrate-4-retention-indexes' },
+  // The fair-claim entries (tready, tenants, retries) of the jobs ready before.
+  { version: 5, name: 'fair_claim_indexes', routine: 'migrate-5-fair-claim-indexes' },
 ];
 
 /** The highest layout version this code knows. */

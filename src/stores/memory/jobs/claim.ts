@@ -5,11 +5,21 @@
 import type { Job } from '../../../core/model.ts';
 import { JobKind, JobState, RunStatus, StageStatus } from '../../../core/model.ts';
 import type { ClaimRequest, ClaimedJob } from '../../../core/ports/jobs.ts';
+import { comparePlain, inClaimOrder } from '../../shared/claim-order.ts';
 import type { MemoryState } from '../state.ts';
 
-/** Claim order: priority (lower first), then availableAt, then id. */
-function byClaimOrder(a: Job, b: Job): number {
-  return a.priority - b.priority || a.availableAt - b.availableAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+/** A retry: claimed before, that attempt not handed back (see `ClaimRequest.maxRetriesRunning`). */
+function isRetry(job: Job): boolean {
+  return job.attempt >= 1;
+}
+
+/** Retries of `queue` running now: leased, lease not expired, past their first attempt. */
+function retriesRunning(state: MemoryState, queue: string, now: number): number {
+  let n = 0;
+  for (const job of state.jobs.values()) {
+    if (job.queue === queue && job.state === JobState.leased && (job.leaseUntil ?? 0) > now && job.attempt >= 2) n += 1;
+  }
+  return n;
 }
 
 /** Ready and due, or leased with an expired lease (a redelivery). */
@@ -55,21 +65,49 @@ function leaseJob(state: MemoryState, job: Job, request: ClaimRequest, now: numb
   };
 }
 
-/** Claims up to `limit` due jobs of one queue (none from a paused queue). */
-function claimFromQueue(state: MemoryState, request: ClaimRequest, now: number): ClaimedJob[] {
-  if (request.limit <= 0 || state.queuePaused.get(request.queue) === true) return [];
-  const due = [...state.jobs.values()]
-    .filter((j) => j.queue === request.queue && isClaimable(j, now))
-    .sort(byClaimOrder)
-    .slice(0, request.limit);
-  return due.map((job) => leaseJob(state, job, request, now));
+/**
+ * Serves the requests of one queue (in request order) from one fair order: the first request
+ * gets its first `limit` jobs, the next the following ones. A paused queue yields none.
+ */
+function claimFromQueue(state: MemoryState, requests: readonly ClaimRequest[], now: number): ClaimedJob[][] {
+  const queue = requests[0]?.queue ?? '';
+  const limits = requests.map((r) => Math.max(0, Math.floor(r.limit)));
+  const total = limits.reduce((a, b) => a + b, 0);
+  if (total === 0 || state.queuePaused.get(queue) === true) return requests.map(() => []);
+  const due = [...state.jobs.values()].filter((j) => j.queue === queue && isClaimable(j, now));
+  const caps = requests.flatMap((r) => (r.maxRetriesRunning === undefined ? [] : [r.maxRetriesRunning]));
+  // Without a cap: every ready job, and the first `total` expired leases in plain order; with
+  // one: the first attempts, and the first `budget` retries (ready or expired) in plain order.
+  const capped = caps.length > 0;
+  const budget = capped ? Math.max(0, Math.min(...caps) - retriesRunning(state, queue, now)) : total;
+  const isLimited = (j: Job): boolean => (capped ? isRetry(j) : j.state === JobState.leased);
+  const limited = due.filter(isLimited).sort(comparePlain).slice(0, budget);
+  const candidates = [...due.filter((j) => !isLimited(j)), ...limited];
+  const ordered = inClaimOrder(candidates, (job) => job).slice(0, total);
+  let at = 0;
+  return requests.map((request, i) => {
+    const mine = ordered.slice(at, at + (limits[i] ?? 0));
+    at += mine.length;
+    return mine.map((job) => leaseJob(state, job, request, now));
+  });
 }
 
 /**
- * Claims from every requested queue at one instant, grouped in request order. A queue named
- * twice is served twice: the second request sees the first one's jobs as leased.
+ * Claims from every requested queue at one instant, grouped in request order. Requests naming
+ * the same queue share one pick (see `JobsPort.claim`).
  */
 export function claimJobs(state: MemoryState, requests: readonly ClaimRequest[]): ClaimedJob[] {
   const now = state.clock.now();
-  return requests.flatMap((request) => claimFromQueue(state, request, now));
+  const byQueue = new Map<string, ClaimRequest[]>();
+  for (const request of requests) {
+    const list = byQueue.get(request.queue);
+    if (list) list.push(request);
+    else byQueue.set(request.queue, [request]);
+  }
+  const results = new Map<ClaimRequest, ClaimedJob[]>();
+  for (const list of byQueue.values()) {
+    const claimed = claimFromQueue(state, list, now);
+    list.forEach((request, i) => results.set(request, claimed[i] ?? []));
+  }
+  return requests.flatMap((request) => results.get(request) ?? []);
 }

@@ -39,6 +39,7 @@ export async function claimJobs(ctx: PgContext, requests: readonly ClaimRequest[
     // Leases are whole milliseconds (bigint columns).
     wanted.map((r) => Math.max(0, Math.round(r.leaseMs))),
     tokens,
+    wanted.map((r) => (r.maxRetriesRunning === undefined ? null : Math.max(0, Math.floor(r.maxRetriesRunning)))),
   ]);
   return rows.map(
     (row): ClaimedJob => ({

@@ -6,10 +6,15 @@
 -- it, and a custom plan is never cheaper here (every pick walks an index up to a LIMIT), so it
 -- is planned once per connection.
 --
--- claim_jobs(p_now, p_queues, p_workers, p_limits, p_lease_ms, p_tokens)
+-- ready_tenants(p_queue)
+--   Out: the distinct non-NULL tenants with ready jobs in the queue, by a skip-scan of
+--        jobs_ready_tenant (migration 0018): one index probe per tenant, whatever the depth.
+--
+-- claim_jobs(p_now, p_queues, p_workers, p_limits, p_lease_ms, p_tokens, p_caps)
 --   In:  p_now epoch ms (NULL: the database clock); one element per request, in request order
---        (limits >= 1): queue, worker id, limit, lease ms; p_tokens: lease tokens, at least as
---        many as the limits add up to.
+--        (limits >= 1): queue, worker id, limit, lease ms, retry cap (NULL: none; the
+--        ClaimRequest's maxRetriesRunning); p_tokens: lease tokens, at least as many as the
+--        limits add up to.
 --   Out: one row per claimed job, in request order then claim order: `job` (the jobs row after
 --        the lease), `pos` (1-based place), `picked_state` (`leased` = an expired lease taken
 --        over, a redelivery), `run` (the run row as JSON, as the statement's snapshot saw it),
@@ -17,22 +22,48 @@
 --        updated at that time), `outputs` (JSON object of the run's succeeded stages' outputs,
 --        or NULL), `ledger_hit`, `ledger_output`.
 --   Invariants:
+--     * Claim order (JobsPort.claim): priority, then the job's rank among the candidates of its
+--       tenant and priority, then available_at, id. Candidates: the first `total` ready jobs of
+--       each tenant (ready_tenants() plus the tenant-less ones; a job past its tenant's first
+--       `total` cannot be among the first `total`), plus expired leases; under a retry cap,
+--       first attempts only, plus the first `budget` retries (ready with attempt >= 1, or an
+--       expired lease) in plain order, budget = cap - retries of the queue leased and unexpired.
+--     * The retry cap is exact under concurrent claimers: a capped queue's claims take a
+--       transaction advisory lock on it in a statement of their own, before the claim statement,
+--       whose fresh snapshot (READ COMMITTED, a VOLATILE function) then counts every retry a
+--       claimer that held the lock before committed.
 --     * No job is handed out twice: candidates are row-locked with FOR UPDATE SKIP LOCKED (a
 --       concurrent claimer skips them instead of waiting) and rechecked on their latest version.
 --     * Fences come from fence_seq: strictly increasing across every process.
---     * A queue named twice is picked once with the summed limit; its jobs are dealt to its
---       requests in request order (`skip` = the limits of its earlier requests).
+--     * A queue named twice is picked once with the summed limit (and the smallest cap); its
+--       jobs are dealt to its requests in request order (`skip` = the limits of its earlier
+--       requests).
 --     * Paused queues yield nothing. Each pick stops at its limit, so the cost does not grow with
---       queue depth: ready jobs come off jobs_ready in claim order, expired leases off
---       jobs_lease_expiry (usually empty).
+--       queue depth: ready jobs come off jobs_ready_tenant per tenant, ready retries off
+--       jobs_ready_retries, expired leases off jobs_lease_expiry (usually empty). The cost grows
+--       with the number of tenants with ready jobs in a requested queue (each has a head read).
 --     * Locks go job first, then stage record and run, like every other operation.
 --     * `run` is read from the snapshot, not from the runs update: a CTE joined back to the
 --       leased rows is planned as a nested loop (the planner cannot size either side),
 --       quadratic in the batch size. The job's row lock keeps the run from changing meanwhile
 --       (every writer of a run locks its live job first).
 
+CREATE OR REPLACE FUNCTION ready_tenants(p_queue text)
+RETURNS SETOF text
+LANGUAGE sql STABLE
+SET search_path FROM CURRENT
+AS $$
+  WITH RECURSIVE t(tenant) AS (
+    (SELECT tenant FROM jobs WHERE queue = p_queue AND state = 'ready' AND tenant IS NOT NULL ORDER BY tenant LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.tenant FROM jobs j WHERE j.queue = p_queue AND j.state = 'ready' AND j.tenant > t.tenant ORDER BY j.tenant LIMIT 1)
+    FROM t WHERE t.tenant IS NOT NULL
+  )
+  SELECT tenant FROM t WHERE tenant IS NOT NULL
+$$;
+
 CREATE OR REPLACE FUNCTION claim_jobs(p_now bigint, p_queues text[], p_workers text[], p_limits integer[], p_lease_ms bigint[],
-                           p_tokens text[])
+                           p_tokens text[], p_caps integer[])
 RETURNS TABLE (job jobs, pos bigint, picked_state text, run json, run_started_at bigint, outputs json,
                ledger_hit boolean, ledger_output json)
 LANGUAGE plpgsql
@@ -43,38 +74,79 @@ AS $$
 DECLARE
   v_now bigint := coalesce(p_now, floor(extract(epoch FROM now()) * 1000)::bigint);
 BEGIN
+  -- Capped queues one claimer at a time (in name order: no deadlock), before the claim's snapshot.
+  PERFORM pg_advisory_xact_lock(hashtextextended('kiln.retry_cap:' || current_schema() || ':' || c.queue, 0))
+  FROM (SELECT DISTINCT q.queue FROM unnest(p_queues, p_caps) AS q (queue, cap) WHERE q.cap IS NOT NULL ORDER BY q.queue) c;
+
   RETURN QUERY
   WITH req AS (
-    SELECT r.queue, r.worker_id, r.lim, r.lease_ms, r.ord,
+    SELECT r.queue, r.worker_id, r.lim, r.lease_ms, r.cap, r.ord,
       coalesce(sum(r.lim) OVER (PARTITION BY r.queue ORDER BY r.ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS skip
-    FROM unnest(p_queues, p_workers, p_limits, p_lease_ms) WITH ORDINALITY AS r (queue, worker_id, lim, lease_ms, ord)
+    FROM unnest(p_queues, p_workers, p_limits, p_lease_ms, p_caps) WITH ORDINALITY AS r (queue, worker_id, lim, lease_ms, cap, ord)
   ),
-  demand AS (
-    SELECT req.queue, sum(req.lim)::int AS total FROM req
+  wanted AS (
+    SELECT req.queue, sum(req.lim)::int AS total, min(req.cap) AS cap FROM req
     WHERE NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = req.queue AND q.paused)
     GROUP BY req.queue
   ),
-  ready AS (
-    SELECT d.queue, j.id, j.state, j.priority, j.available_at
+  demand AS (
+    -- retry_lim: how many retries may be candidates (every expired lease up to total without a cap).
+    SELECT w.queue, w.total, w.cap IS NOT NULL AS capped,
+      CASE WHEN w.cap IS NULL THEN w.total
+        ELSE greatest(0, least(w.total, w.cap - (
+          SELECT count(*) FROM jobs WHERE queue = w.queue AND state = 'leased' AND attempt >= 2 AND lease_until > v_now)))::int
+      END AS retry_lim
+    FROM wanted w
+  ),
+  heads AS (
+    SELECT d.queue, j.id, j.state, j.priority, j.available_at, j.tenant
+    FROM demand d CROSS JOIN LATERAL ready_tenants(d.queue) AS t (tenant) CROSS JOIN LATERAL (
+      SELECT id, state, priority, available_at, tenant FROM jobs
+      WHERE queue = d.queue AND state = 'ready' AND tenant = t.tenant AND available_at <= v_now AND (NOT d.capped OR attempt = 0)
+      ORDER BY priority, available_at, id LIMIT d.total
+      FOR UPDATE SKIP LOCKED
+    ) j
+    UNION ALL
+    SELECT d.queue, j.id, j.state, j.priority, j.available_at, j.tenant
     FROM demand d CROSS JOIN LATERAL (
-      SELECT id, state, priority, available_at FROM jobs
-      WHERE queue = d.queue AND state = 'ready' AND available_at <= v_now
+      SELECT id, state, priority, available_at, tenant FROM jobs
+      WHERE queue = d.queue AND state = 'ready' AND tenant IS NULL AND available_at <= v_now AND (NOT d.capped OR attempt = 0)
       ORDER BY priority, available_at, id LIMIT d.total
       FOR UPDATE SKIP LOCKED
     ) j
   ),
-  expired AS (
-    SELECT d.queue, j.id, j.state, j.priority, j.available_at
+  retries AS (
+    SELECT d.queue, j.id, j.state, j.priority, j.available_at, j.tenant
     FROM demand d CROSS JOIN LATERAL (
-      SELECT id, state, priority, available_at FROM jobs
+      SELECT id, state, priority, available_at, tenant FROM jobs
       WHERE state = 'leased' AND lease_until <= v_now AND queue = d.queue
-      ORDER BY priority, available_at, id LIMIT d.total
+      ORDER BY priority, available_at, id LIMIT d.retry_lim
       FOR UPDATE SKIP LOCKED
     ) j
+    UNION ALL
+    SELECT d.queue, j.id, j.state, j.priority, j.available_at, j.tenant
+    FROM demand d CROSS JOIN LATERAL (
+      SELECT id, state, priority, available_at, tenant FROM jobs
+      WHERE queue = d.queue AND state = 'ready' AND attempt >= 1 AND available_at <= v_now AND d.capped
+      ORDER BY priority, available_at, id LIMIT d.retry_lim
+      FOR UPDATE SKIP LOCKED
+    ) j
+  ),
+  candidates AS (
+    SELECT h.queue, h.id, h.state, h.priority, h.available_at, h.tenant FROM heads h
+    UNION ALL
+    SELECT r.queue, r.id, r.state, r.priority, r.available_at, r.tenant FROM (
+      SELECT rt.*, row_number() OVER (PARTITION BY rt.queue ORDER BY rt.priority, rt.available_at, rt.id) AS n FROM retries rt
+    ) r JOIN demand d ON d.queue = r.queue WHERE r.n <= d.retry_lim
+  ),
+  ranked AS (
+    SELECT c.*, row_number() OVER (PARTITION BY c.queue, c.tenant, c.priority ORDER BY c.available_at, c.id) AS tenant_rank
+    FROM candidates c
   ),
   picked AS (
-    SELECT c.queue, c.id, c.state, row_number() OVER (PARTITION BY c.queue ORDER BY c.priority, c.available_at, c.id) AS rn
-    FROM (SELECT * FROM ready UNION ALL SELECT * FROM expired) c
+    SELECT c.queue, c.id, c.state,
+      row_number() OVER (PARTITION BY c.queue ORDER BY c.priority, c.tenant_rank, c.available_at, c.id) AS rn
+    FROM ranked c
   ),
   assigned AS (
     SELECT p.id, p.state AS picked_state, r.worker_id, r.lease_ms, row_number() OVER (ORDER BY r.ord, p.rn) AS pos

@@ -120,7 +120,8 @@ export const selectOlderLiveSubjectRuns = (s: string): Statement =>
 /**
  * In:  $1 now (NULL: the database clock), $2 queues text[], $3 worker ids text[], $4 limits int[],
  *      $5 lease ms bigint[] (one element per request, in request order; limits >= 1), and
- *      $6 lease tokens text[], at least as many as the limits add up to.
+ *      $6 lease tokens text[], at least as many as the limits add up to, $7 retry caps int[]
+ *      (one per request; NULL: no cap).
  * Out: one row per claimed job, in request order then claim order: every `jobs` column after the
  *      lease, `pos`, `picked_state`, `run`, `run_started_at`, `outputs`, `ledger_hit` and
  *      `ledger_output` (see routines/jobs-claim.sql, where the work is done: inside the function
@@ -131,7 +132,7 @@ export const claimJobs = (s: string): Statement =>
   statement(
     'claim_jobs',
     `SELECT (c.job).*, c.pos, c.picked_state, c.run, c.run_started_at, c.outputs, c.ledger_hit, c.ledger_output
-     FROM ${s}.claim_jobs($1::bigint, $2::text[], $3::text[], $4::int[], $5::bigint[], $6::text[]) AS c
+     FROM ${s}.claim_jobs($1::bigint, $2::text[], $3::text[], $4::int[], $5::bigint[], $6::text[], $7::int[]) AS c
      ORDER BY c.pos`,
   );
 

@@ -95,7 +95,11 @@ function claimedFrom(c: Cursor): ClaimedJob {
 /** Claims from every requested queue in one script, grouped in request order. */
 export async function claimJobs(ctx: RedisContext, requests: readonly ClaimRequest[]): Promise<ClaimedJob[]> {
   const args: string[] = [];
-  for (const r of requests) if (r.limit > 0) args.push(r.queue, r.workerId, String(Math.floor(r.limit)), String(r.leaseMs));
+  for (const r of requests) {
+    if (r.limit <= 0) continue;
+    const cap = r.maxRetriesRunning === undefined ? '' : String(Math.max(0, Math.floor(r.maxRetriesRunning)));
+    args.push(r.queue, r.workerId, String(Math.floor(r.limit)), String(r.leaseMs), cap);
+  }
   if (args.length === 0) return [];
   // One random token per call; the script gives each claimed job `<token>.<n>`: unique (a new
   // random part per call), and unguessable by anyone but the claimer, who holds them all. A

@@ -1,6 +1,7 @@
 -- jobs-release.lua: jobs.release, held jobs handed back unworked, as one atomic script.
 --
--- Keys (P = KEYS[1]): job:<id>, leased:<queue>, ready:<queue>:<priority>, prios:<queue>,
+-- Keys (P = KEYS[1]): job:<id>, leased:<queue>, ready:<queue>:<priority>, prios:<queue>, the
+--   fair-claim entries of a ready job (tready:, tenants:, retries:; see lib-jobs.lua),
 --   stages:<runId>, stage:<runId>:<index>.
 -- ARGV[2]: JSON array of releases: {jobId, token, delayMs (text), lockWait (boolean)}.
 -- Result: {released (count), wake: [queues made ready now]}.
@@ -22,7 +23,8 @@ for _, lease in ipairs(leases) do
     JOBS.clear_lease(j.id)
     j.state = 'ready'
     j.availableAt = int(now + delay)
-    redis.call('HSET', jobKey, 'state', 'ready', 'attempt', int(math.max(0, tonumber(j.attempt) - 1)), 'availableAt', j.availableAt)
+    j.attempt = int(math.max(0, tonumber(j.attempt) - 1))
+    redis.call('HSET', jobKey, 'state', 'ready', 'attempt', j.attempt, 'availableAt', j.availableAt)
     if lease.lockWait == true then
       redis.call('HSETNX', jobKey, 'lockWaitSince', int(now))
     else

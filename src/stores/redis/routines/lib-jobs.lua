@@ -23,6 +23,9 @@
 --     availableAt) with its priority in prios:<queue>; leased -> leased:<queue> (score
 --     leaseUntil); parked -> parked:<queue>; dead -> dead:<queue> and deadjobs.
 --   * prios:<queue> names exactly the priorities whose ready zset is not empty.
+--   * A ready job is also in tready:<queue>:<priority>:<its tenant's tag>, whose tag is then in
+--     tenants:<queue>:<priority> (exactly the non-empty ones), and, when attempt >= 1, in
+--     retries:<queue>:<priority> (JOBS.index_ready / JOBS.unindex_ready).
 --   * jobkey maps an idempotency key to its one live (non-dead) job.
 --   * jobs:outputs:<runId> holds exactly the outputs of the run's succeeded stage records: set by
 --     a completion, dropped when a claim or a restart moves a record out of succeeded.
@@ -58,13 +61,37 @@ function JOBS.set_of(list)
   return set
 end
 
--- Adds job `j` (a table with id, state, queue, priority, availableAt, leaseUntil) to the index
--- of its state.
+-- The fair-claim entries of ready job `id` (queue, priority and availableAt as text, tenant or
+-- nil, attempt as a number): its tenant's tready zset and tag, and the retries zset past the
+-- first attempt. (ready:<queue>:<priority> and prios:<queue> are the caller's.)
+function JOBS.index_ready(queue, priority, availableAt, id, tenant, attempt)
+  local tag = tenant_tag(tenant)
+  redis.call('ZADD', k_tready(queue, priority, tag), availableAt, id)
+  redis.call('ZADD', k_tenants(queue, priority), 0, tag)
+  if attempt >= 1 then redis.call('ZADD', k_retries(queue, priority), availableAt, id) end
+end
+
+-- Removes ready job `id` of tenant tag `tag` from its fair-claim entries (see JOBS.index_ready).
+function JOBS.unindex_ready_tag(queue, priority, id, tag)
+  local tready = k_tready(queue, priority, tag)
+  redis.call('ZREM', tready, id)
+  if redis.call('EXISTS', tready) == 0 then redis.call('ZREM', k_tenants(queue, priority), tag) end
+  redis.call('ZREM', k_retries(queue, priority), id)
+end
+
+-- Removes ready job `id` of `tenant` (nil: none) from its fair-claim entries.
+function JOBS.unindex_ready(queue, priority, id, tenant)
+  JOBS.unindex_ready_tag(queue, priority, id, tenant_tag(tenant))
+end
+
+-- Adds job `j` (a table with id, state, queue, priority, availableAt, leaseUntil, tenant,
+-- attempt) to the index of its state.
 function JOBS.index(j)
   local state, id, queue = j.state, j.id, j.queue
   if state == 'ready' then
     redis.call('ZADD', k_ready(queue, j.priority), j.availableAt, id)
     redis.call('ZADD', k_prios(queue), j.priority, j.priority)
+    JOBS.index_ready(queue, j.priority, j.availableAt, id, j.tenant, tonumber(j.attempt or '0'))
   elseif state == 'leased' then
     redis.call('ZADD', k_leased(queue), j.leaseUntil, id)
   elseif state == 'parked' then
@@ -82,6 +109,7 @@ function JOBS.unindex(j)
     local ready = k_ready(queue, j.priority)
     redis.call('ZREM', ready, id)
     if redis.call('EXISTS', ready) == 0 then redis.call('ZREM', k_prios(queue), j.priority) end
+    JOBS.unindex_ready(queue, j.priority, id, j.tenant)
   elseif state == 'leased' then
     redis.call('ZREM', k_leased(queue), id)
   elseif state == 'parked' then
@@ -186,6 +214,7 @@ function JOBS.enqueue(run, spec, now)
   redis.call('HSET', k_job(id), unpack(fields))
   redis.call('SADD', k_runjobs(run.id), id)
   redis.call('ZADD', k_ready(queue, spec.priority), nowText, id)
+  JOBS.index_ready(queue, spec.priority, nowText, id, run.tenant, 0)
   -- A priority already in prios:<queue> means the queue had a ready job: it is in 'queues'.
   if redis.call('ZADD', k_prios(queue), spec.priority, spec.priority) == 1 then redis.call('SADD', k('queues'), queue) end
   return queue
@@ -317,6 +346,7 @@ function JOBS.restart(j, now)
   JOBS.unindex(j)
   j.state = 'ready'
   j.availableAt = nowText
+  j.attempt = '0'
   redis.call('HSET', k_job(j.id), 'state', 'ready', 'attempt', '0', 'availableAt', nowText)
   JOBS.index(j)
   local stageKey = j.kind == 'stage' and JOBS.stage_key(j.runId, j.stage)

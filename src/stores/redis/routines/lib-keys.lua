@@ -13,7 +13,7 @@
 --   them (rows.ts), so no number passes through cjson's 14-digit encoder.
 -- - Ids, lease tokens and worker ids come from the client (its IdGenerator), as ARGV.
 --
--- Layout 4 (P = KEYS[1]; migrate.ts has the versions); the sub-port that writes a key is in brackets
+-- Layout 5 (P = KEYS[1]; migrate.ts has the versions); the sub-port that writes a key is in brackets
 --   P..'meta'                 hash   schema_version, fence (the ONE fence counter: job claims,
 --                                    cache builders and locks all take next_fence())    [root]
 --   P..'run:'..id             hash   Run                                                [jobs, operator]
@@ -37,6 +37,14 @@
 --                                    when empty, as the other stores do)                [operator]
 --   P..'prios:'..queue        zset   priorities that have a ready zset, score = priority [jobs]
 --   P..'ready:'..queue..':'..priority  zset  ready job ids, score availableAt (ties by id)  [jobs, operator]
+--   P..'tready:'..queue..':'..priority..':'..tag  zset  the ready job ids of ready:<queue>:<priority>
+--                                    whose tenant has tag tenant_tag(tenant), score availableAt
+--                                    (a tenant's heads for the fair claim)             [jobs, operator]
+--   P..'tenants:'..queue..':'..priority  zset  tags of the non-empty tready zsets of that
+--                                    priority, score 0                                 [jobs, operator]
+--   P..'retries:'..queue..':'..priority  zset  the ids of ready:<queue>:<priority> past their
+--                                    first attempt (attempt >= 1), score availableAt (the
+--                                    retries a claim under a retry cap may take)       [jobs, operator]
 --   P..'leased:'..queue       zset   leased job ids, score leaseUntil                   [jobs]
 --   P..'parked:'..queue       zset   parked job ids, score 0 (by id)                    [jobs, operator]
 --   P..'dead:'..queue         zset   dead job ids, score 0 (by id)                      [jobs, operator]
@@ -74,6 +82,11 @@ local function k_prios(queue) return P .. 'prios:' .. queue end
 local function k_inflight(tenant) if tenant then return P .. 'inflight:' .. tenant end return P .. 'inflight' end
 local function k_ready(queue, priority) return P .. 'ready:' .. queue .. ':' .. priority end
 local function k_leased(queue) return P .. 'leased:' .. queue end
+-- A job's tenant as it appears in keys: '-' for none, '+'..tenant otherwise (never equal).
+local function tenant_tag(tenant) if tenant == nil or tenant == false then return '-' end return '+' .. tenant end
+local function k_tready(queue, priority, tag) return P .. 'tready:' .. queue .. ':' .. priority .. ':' .. tag end
+local function k_tenants(queue, priority) return P .. 'tenants:' .. queue .. ':' .. priority end
+local function k_retries(queue, priority) return P .. 'retries:' .. queue .. ':' .. priority end
 local function k_parked(queue) return P .. 'parked:' .. queue end
 local function k_dead(queue) return P .. 'dead:' .. queue end
 local function k_ledger(key) return P .. 'ledger:' .. key end

@@ -1,6 +1,8 @@
 /**
  * `claimJobs`: the hot path. One BEGIN IMMEDIATE transaction (opened by the caller) reads the paused queues once, picks
- * up to `limit` claimable jobs of each requested queue in claim order (one indexed query each),
+ * up to `limit` claimable jobs of each requested queue in claim order (fair across tenants: a
+ * skip-scan for the tenants with ready jobs, then one indexed query per tenant and one for
+ * redeliveries; see pickQueue),
  * takes one block of fences for all of them, leases each job, and loads the runs, succeeded
  * outputs and ledger hits of the whole batch with one query each (no per-job reads).
  */
@@ -8,6 +10,7 @@ import type { JsonValue, Run } from '../../../core/model.ts';
 import type { ClaimedJob, ClaimRequest } from '../../../core/ports/jobs.ts';
 import type { SqliteContext } from '../context.ts';
 import { fromJson, jobFromRow, jobRowFromValues, runFromRow, type JobRow, type RunRow } from '../rows.ts';
+import { inClaimOrder, type ClaimOrderKey } from '../../shared/claim-order.ts';
 import { MAX_PICK_LIMIT, type LeaseJobParams } from '../sql/jobs.ts';
 
 /** A job chosen for a claim (its row as read), with the request it answers. */
@@ -16,35 +19,60 @@ interface PickedJob {
   request: ClaimRequest;
 }
 
+/** The order fields of a job row (see shared/claim-order.ts). */
+const orderKey = (row: JobRow): ClaimOrderKey => ({ priority: row.priority, availableAt: row.available_at, id: row.id, tenant: row.tenant });
+
 /**
- * Picks the claimable jobs of every request, in request order; paused queues yield none. Nothing
- * is leased yet, so a queue named again looks past the jobs its earlier requests picked.
+ * The first `limit` claimable jobs of `queue` in claim order (see `JobsPort.claim`): the heads of
+ * each tenant with ready jobs (at most `limit` each: a job past its tenant's first `limit` cannot
+ * be among the first `limit` overall) plus the retries the cap lets in, ordered in TypeScript.
+ * Without a cap those retries are every expired lease; with one, the first `budget` retries in
+ * plain order, and the heads are first attempts only.
+ */
+function pickQueue(ctx: SqliteContext, queue: string, limit: number, cap: number | undefined, now: number): JobRow[] {
+  const sql = ctx.sql();
+  const budget = cap === undefined ? limit : Math.min(limit, Math.max(0, cap - (sql.countRetriesRunning.get({ queue, now })?.n ?? 0)));
+  const tenants = sql.selectReadyTenants.all({ queue });
+  const rows: JobRow[] = [];
+  const add = (values: readonly unknown[][]): void => {
+    for (const v of values) rows.push(jobRowFromValues(v));
+  };
+  if (cap === undefined) {
+    // The expired leases come with the first tenant's heads (one statement in the usual case).
+    const [first, ...others] = tenants;
+    add(first === undefined ? sql.pickExpired(limit).all({ queue, now }) : sql.pickTenantReadyWithExpired(limit).all({ queue, tenant: first.tenant, now }));
+    for (const { tenant } of others) add(sql.pickTenantReady(limit).all({ queue, tenant, now }));
+  } else {
+    for (const { tenant } of tenants) add(sql.pickTenantFirstAttempts(limit).all({ queue, tenant, now }));
+    if (budget > 0) add(sql.pickRetries(budget).all({ queue, now }));
+  }
+  return inClaimOrder(rows, orderKey).slice(0, limit);
+}
+
+/**
+ * Picks the claimable jobs of every request; paused queues yield none. Requests naming the same
+ * queue share one pick, dealt in request order (the smallest cap of theirs applies). Nothing is
+ * leased yet. Results in request order.
  */
 function pickAll(ctx: SqliteContext, requests: readonly ClaimRequest[], now: number): PickedJob[] {
-  const sql = ctx.sql();
   const wanted = requests.filter((r) => r.limit >= 1);
   if (wanted.length === 0) return [];
-  const paused = new Set(sql.selectPausedQueues.all().map((row) => row.name));
-  const picks: PickedJob[] = [];
-  const picked = new Set<string>();
-  const pickedPerQueue = new Map<string, number>();
-  for (const request of wanted) {
-    if (paused.has(request.queue)) continue;
-    const earlier = pickedPerQueue.get(request.queue) ?? 0;
-    const limit = Math.min(Math.floor(request.limit), MAX_PICK_LIMIT);
-    const rows = sql.pickClaimable(Math.min(limit + earlier, MAX_PICK_LIMIT)).all({ queue: request.queue, now });
-    let taken = 0;
-    for (const values of rows) {
-      if (taken === limit) break;
-      const row = jobRowFromValues(values);
-      if (picked.has(row.id)) continue;
-      picked.add(row.id);
-      picks.push({ row, request });
-      taken += 1;
-    }
-    pickedPerQueue.set(request.queue, earlier + taken);
+  const paused = new Set(ctx.sql().selectPausedQueues.all().map((row) => row.name));
+  const dealt = new Map<ClaimRequest, JobRow[]>();
+  for (const queue of new Set(wanted.map((r) => r.queue))) {
+    if (paused.has(queue)) continue;
+    const mine = wanted.filter((r) => r.queue === queue);
+    const limits = mine.map((r) => Math.min(Math.floor(r.limit), MAX_PICK_LIMIT));
+    const caps = mine.flatMap((r) => (r.maxRetriesRunning === undefined ? [] : [r.maxRetriesRunning]));
+    const total = Math.min(limits.reduce((a, b) => a + b, 0), MAX_PICK_LIMIT);
+    const rows = pickQueue(ctx, queue, total, caps.length > 0 ? Math.min(...caps) : undefined, now);
+    let at = 0;
+    mine.forEach((request, i) => {
+      dealt.set(request, rows.slice(at, at + (limits[i] ?? 0)));
+      at += limits[i] ?? 0;
+    });
   }
-  return picks;
+  return wanted.flatMap((request) => (dealt.get(request) ?? []).map((row) => ({ row, request })));
 }
 
 /**

@@ -158,31 +158,82 @@ export const SELECT_JOB = 'SELECT * FROM jobs WHERE id = ?';
 /** Largest `limit` one claim statement takes; a larger request gets at most this many jobs. */
 export const MAX_PICK_LIMIT = 1000;
 
-/**
- * In: queue, now. Out: up to `limit` claimable jobs, every column in {@link JOB_COLUMNS} order
- * (read raw: the claim builds its jobs from these rows instead of a RETURNING *), in claim order
- * (priority, available_at, id): ready and due (jobs_ready, which holds ready jobs only), or
- * leased with an expired lease (jobs_lease_expiry, usually empty). Each branch stops at `limit`,
- * so the cost does not grow with queue depth. `limit` is a literal, prepared once per value: a
- * bound LIMIT makes SQLite re-plan the statement on every call.
- */
-export function pickClaimableSql(limit: number): string {
+/** Throws unless `limit` is a pick limit a statement can be prepared for. */
+function checkPickLimit(limit: number): void {
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PICK_LIMIT) {
     throw new RangeError(`claim limit must be an integer in 1..${MAX_PICK_LIMIT}, got ${limit}`);
   }
+}
+
+/**
+ * In: queue. Out: the distinct tenants (NULL included) with ready jobs in the queue, by a
+ * skip-scan of jobs_ready_tenant (migration 0013): one seek per tenant, whatever the depth. A
+ * tenant whose ready jobs are all scheduled later is listed too (its pick comes back empty).
+ */
+export const SELECT_READY_TENANTS = `
+  WITH RECURSIVE t(tenant) AS (
+    SELECT (SELECT tenant FROM jobs INDEXED BY jobs_ready_tenant
+            WHERE queue = @queue AND state = 'ready' AND tenant IS NOT NULL ORDER BY tenant LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.tenant FROM jobs AS j INDEXED BY jobs_ready_tenant
+            WHERE j.queue = @queue AND j.state = 'ready' AND j.tenant > t.tenant ORDER BY j.tenant LIMIT 1)
+    FROM t WHERE t.tenant IS NOT NULL)
+  SELECT tenant FROM t WHERE tenant IS NOT NULL
+  UNION ALL
+  SELECT NULL WHERE EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_ready_tenant WHERE queue = @queue AND state = 'ready' AND tenant IS NULL)`;
+
+/** The expired leases of @queue at @now in plain order, at most `limit` (jobs_lease_expiry). */
+function expiredLeasesSql(limit: number): string {
+  return `
+      SELECT * FROM jobs
+      WHERE state = 'leased' AND lease_until <= @now AND queue = @queue
+      ORDER BY priority, available_at, id LIMIT ${limit}`;
+}
+
+/**
+ * In: queue, tenant (NULL = the tenant-less jobs), now. Out: the first `limit` ready and due jobs
+ * of that tenant in plain order (priority, available_at, id), every column in
+ * {@link JOB_COLUMNS} order (read raw: the claim builds its jobs from these rows instead of a
+ * RETURNING *), off jobs_ready_tenant. `variant`: `firstAttempts`, only jobs never claimed
+ * before (`attempt = 0`: a retry cap applies); `withExpired`, followed by the queue's first
+ * `limit` expired leases (see {@link pickRetriesSql}) in the same statement, the claim's usual
+ * case (one tenant, no cap) in one statement. `limit` is a literal, prepared once per value: a
+ * bound LIMIT makes SQLite re-plan the statement on every call.
+ */
+export function pickTenantReadySql(limit: number, variant: 'all' | 'firstAttempts' | 'withExpired'): string {
+  checkPickLimit(limit);
+  const heads = `
+      SELECT * FROM jobs INDEXED BY jobs_ready_tenant
+      WHERE queue = @queue AND state = 'ready' AND tenant IS @tenant AND available_at <= @now${variant === 'firstAttempts' ? ' AND attempt = 0' : ''}
+      ORDER BY priority, available_at, id LIMIT ${limit}`;
+  if (variant !== 'withExpired') return `SELECT ${JOB_COLUMNS} FROM (${heads})`;
+  return `SELECT ${JOB_COLUMNS} FROM (SELECT * FROM (${heads}) UNION ALL SELECT * FROM (${expiredLeasesSql(limit)}))`;
+}
+
+/**
+ * In: queue, now. Out: the first `limit` leased jobs of the queue whose lease expired (a
+ * redelivery), in plain order, off jobs_lease_expiry (usually empty). With `withReadyRetries`,
+ * ready and due retries (attempt >= 1, off jobs_ready_retries) too, merged in plain order: the
+ * retries a claim under a retry cap may take. Each branch stops at `limit`.
+ */
+export function pickRetriesSql(limit: number, withReadyRetries: boolean): string {
+  checkPickLimit(limit);
+  if (!withReadyRetries) return `SELECT ${JOB_COLUMNS} FROM (${expiredLeasesSql(limit)})`;
   return `
   SELECT ${JOB_COLUMNS} FROM (
     SELECT * FROM (
-      SELECT * FROM jobs
-      WHERE queue = @queue AND state = 'ready' AND available_at <= @now
+      SELECT * FROM jobs INDEXED BY jobs_ready_retries
+      WHERE queue = @queue AND state = 'ready' AND attempt >= 1 AND available_at <= @now
       ORDER BY priority, available_at, id LIMIT ${limit})
     UNION ALL
-    SELECT * FROM (
-      SELECT * FROM jobs
-      WHERE state = 'leased' AND lease_until <= @now AND queue = @queue
-      ORDER BY priority, available_at, id LIMIT ${limit}))
+    SELECT * FROM (${expiredLeasesSql(limit)}))
   ORDER BY priority, available_at, id LIMIT ${limit}`;
 }
+
+/** In: queue, now. Out: `n`, the queue's retries running: leased, unexpired, past the first attempt. */
+export const COUNT_RETRIES_RUNNING = `
+  SELECT count(*) AS n FROM jobs INDEXED BY jobs_retries_running
+  WHERE queue = @queue AND state = 'leased' AND attempt >= 2 AND lease_until > @now`;
 
 /**
  * In: id and the lease as the claim computed it from the picked row (attempt + 1, redeliveries
@@ -385,6 +436,9 @@ function prepareRunStatements(db: SqliteDatabase) {
   };
 }
 
+/** Parameters of the per-tenant picks. */
+type TenantPick = { queue: string; tenant: string | null; now: number };
+
 /** Prepares the statements of the job path; the schema must be migrated first. */
 export function prepareJobsStatements(db: SqliteDatabase) {
   return {
@@ -392,7 +446,13 @@ export function prepareJobsStatements(db: SqliteDatabase) {
     insertJob: db.prepare<InsertJobParams>(INSERT_JOB),
     selectJob: db.prepare<[string], JobRow>(SELECT_JOB),
     // Read raw (see JOB_COLUMNS): better-sqlite3's typings have no raw-row mode, hence `unknown[]`.
-    pickClaimable: preparedPerValue((limit: number) => db.prepare<{ queue: string; now: number }, unknown[]>(pickClaimableSql(limit)).raw(true)),
+    selectReadyTenants: db.prepare<{ queue: string }, { tenant: string | null }>(SELECT_READY_TENANTS),
+    pickTenantReady: preparedPerValue((limit: number) => db.prepare<TenantPick, unknown[]>(pickTenantReadySql(limit, 'all')).raw(true)),
+    pickTenantReadyWithExpired: preparedPerValue((limit: number) => db.prepare<TenantPick, unknown[]>(pickTenantReadySql(limit, 'withExpired')).raw(true)),
+    pickTenantFirstAttempts: preparedPerValue((limit: number) => db.prepare<TenantPick, unknown[]>(pickTenantReadySql(limit, 'firstAttempts')).raw(true)),
+    pickExpired: preparedPerValue((limit: number) => db.prepare<{ queue: string; now: number }, unknown[]>(pickRetriesSql(limit, false)).raw(true)),
+    pickRetries: preparedPerValue((limit: number) => db.prepare<{ queue: string; now: number }, unknown[]>(pickRetriesSql(limit, true)).raw(true)),
+    countRetriesRunning: db.prepare<{ queue: string; now: number }, { n: number }>(COUNT_RETRIES_RUNNING),
     leaseJob: db.prepare<LeaseJobParams>(LEASE_JOB),
     renewJob: db.prepare<[number, string]>(RENEW_JOB),
     deleteLeasedJob: db.prepare<{ id: string; token: string; now: number }, DeletedJobRow>(DELETE_LEASED_JOB),

@@ -1,0 +1,6 @@
+-- 0016_unused: changes nothing.
+--
+-- Migrations are numbered 1..n without a gap; 0016 was reserved for a change that needed no
+-- migration after all (per-tenant keys live in the ids themselves).
+
+SELECT 1;
