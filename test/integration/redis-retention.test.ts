@@ -109,7 +109,7 @@ describe('Redis retention', { skip: redisSkipReason() }, () => {
     await admin.hset(`${prefix}meta`, 'schema_version', '3');
     assert.deepEqual(await store.retention.prune(POLICY, 100), { runs: 0, stageRecords: 0, ledgerEntries: 0, jobs: 0, attempts: 0, requests: 0 });
 
-    assert.deepEqual((await store.migrate()).applied, [4]);
+    assert.deepEqual((await store.migrate()).applied, [4, 5]);
     assert.deepEqual(await store.retention.prune(POLICY, 100), PRUNED);
   });
 });
