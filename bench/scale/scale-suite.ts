@@ -87,6 +87,8 @@ async function retentionStep(bench: BenchStore, kind: DashboardStore, largest: n
   await bench.settle();
   const mbAfterPrune = await sizeMb(bench);
   await bench.compact();
+  // Planner statistics of the compacted tables, as autovacuum would have them.
+  await bench.settle();
   const step: RetentionStep = {
     periodHours: Math.round((periodMs / 3_600_000) * 10) / 10,
     runsBefore,
