@@ -97,8 +97,8 @@ export function createKiln(options: KilnOptions): Kiln {
   const cache = createSingleFlightCache({ store, clock, ids, observer, random, owner: `kiln-${ids.token().slice(0, 12)}` });
 
   /** Submits with the admission limits attached (see admission.ts); a refused batch spends no submit token. */
-  const submitAdmitted = async (pipelineName: string, requests: SubmitRunRequest[]): Promise<SubmitRunResult[]> => {
-    const admitted = (admission as Admission).admit(requests);
+  const submitAdmitted = async (limits: Admission, pipelineName: string, requests: SubmitRunRequest[]): Promise<SubmitRunResult[]> => {
+    const admitted = limits.admit(requests);
     let results: SubmitRunResult[];
     try {
       results = await store.jobs.submit(admitted.requests);
@@ -138,7 +138,7 @@ export function createKiln(options: KilnOptions): Kiln {
           const { traceparent: _header, traceId: _id, ...rest } = options;
           return { pipeline: pipelineName, pipelineVersion: pipeline.version, input, inputChecksum: contentHash(input), stages: stageNames, firstJob: first.job, ...rest, ...tracing.ofItem(index, span) };
         });
-        const results = admission ? await submitAdmitted(pipelineName, requests) : await store.jobs.submit(requests);
+        const results = admission ? await submitAdmitted(admission, pipelineName, requests) : await store.jobs.submit(requests);
         let deduplicated = 0;
         for (const { run, created } of results) {
           if (created) observer.runStatus(pipelineName, run.status, run.tenant);
