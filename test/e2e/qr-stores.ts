@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { createPostgresStore } from '../../src/stores/postgres/index.ts';
 import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
-import { keyPrefix } from '../../src/stores/redis/index.ts';
+import { createRedisStore, keyPrefix } from '../../src/stores/redis/index.ts';
 import type { Store } from '../../src/core/ports/store.ts';
 import { dropSchema } from '../integration/http-stores.ts';
 import { createSchemaName, postgresSkipReason, sharedPostgres } from '../support/postgres-cluster.ts';
@@ -28,6 +28,8 @@ export interface QrE2eStore {
   env: Record<string, string>;
   /** The test's own connection, for checks. */
   store: Store;
+  /** A new connection to the same store (the caller closes it), for in-process kilns sharing it. */
+  connect(): Store;
   /**
    * Publications of `subjectId`, whatever their profile, read beside kiln: rows of the
    * publications table (SQL), fields of the subject's publication hash (Redis).
@@ -57,6 +59,7 @@ async function openSqlite(dir: string): Promise<QrE2eStore> {
     args: ['--db', path],
     env: {},
     store,
+    connect: () => createSqliteStore({ path }),
     async countPublications(subjectId) {
       const db = new Database(path, { readonly: true, fileMustExist: true });
       try {
@@ -84,6 +87,7 @@ async function openPostgres(): Promise<QrE2eStore> {
     args: ['--store', url],
     env: { KILN_PG_SCHEMA: schema },
     store,
+    connect: () => createPostgresStore({ connectionString: url, schema }),
     async countPublications(subjectId) {
       const client = new pg.Client({ connectionString: url });
       await client.connect();
@@ -113,6 +117,7 @@ async function openRedis(): Promise<QrE2eStore> {
     args: ['--store', made.storeUrl],
     env: {},
     store,
+    connect: () => createRedisStore({ url: made.url, name: made.name }),
     // The hash `pub:<subjectId>` of the key layout (src/stores/redis/routines/lib-keys.lua).
     countPublications: (subjectId) => made.withConnection((redis) => redis.hlen(`${keyPrefix(made.name)}pub:${subjectId}`)),
     destroy: () => store.close().then(made.destroy),
