@@ -99,30 +99,116 @@ export interface SqliteContext {
   close(): void;
 }
 
+/** A write waiting for its group's transaction. */
+interface QueuedWrite {
+  /** The body with its arguments. */
+  run: () => unknown;
+  /** The same as a savepoint inside the group's transaction (a better-sqlite3 transaction function nested in another). */
+  runInSavepoint: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+  /** Queues the body woke; fired only if its group commits. */
+  wakes: Set<string>;
+  outcome?: { ok: true; value: unknown } | { ok: false; error: unknown };
+}
+
 /** Creates the context of one connection. */
 export function createContext(db: SqliteDatabase, clock: Clock, ids: IdGenerator): SqliteContext {
   let statements: Statements | undefined;
   let closed = false;
-  // Queues woken by the transaction in progress: fired after its commit, dropped on rollback.
-  const pendingWakes = new Set<string>();
+  // Queues woken by the body running now: its own set, so a body rolled back to its savepoint
+  // drops its wakes without touching those of the other writes of its group.
+  let currentWakes = new Set<string>();
   const listeners = createWakeListeners();
 
-  /** The one wrapper: closed check, `run` (a transaction or the body itself), wakes, `mapError`. */
-  const operation = <Args extends unknown[], Result>(run: (...args: Args) => Result): Operation<Args, Result> => {
+  /** The closed check and `mapError` every kind of operation shares. */
+  const guarded = <Args extends unknown[], Result>(run: (...args: Args) => Promise<Result>): Operation<Args, Result> => {
     return async (...args) => {
       // After close, a kiln error rather than the driver's TypeError.
       if (closed) throw new StoreUnavailableError('sqlite store is closed');
       try {
-        const result = run(...args);
-        listeners.fire(pendingWakes);
-        pendingWakes.clear();
-        return result;
+        return await run(...args);
       } catch (err) {
-        pendingWakes.clear();
         throw mapError(err);
       }
     };
   };
+
+  // Group commit: the writes called in one turn of the event loop (every HTTP request read in
+  // that turn, a worker's claim and commit batch) run as savepoints of ONE `BEGIN IMMEDIATE`
+  // transaction, flushed by `setImmediate`. Each write still sees the ones before it and is
+  // atomic on its own (a body that throws rolls back to its savepoint and only its caller sees
+  // the error); each caller's promise settles only after the group's COMMIT, so a resolved write
+  // is as durable as before. One COMMIT writes each shared page (queue heads, the newest runs) to
+  // the WAL once instead of once per write: the commit was most of a write's cost.
+  let queued: QueuedWrite[] = [];
+  let flushScheduled = false;
+  const runGroup = db.transaction((group: QueuedWrite[]) => {
+    const only = group.length === 1 ? group[0] : undefined;
+    if (only) {
+      // Alone in its group, the body needs no savepoint: its error rolls back the transaction.
+      currentWakes = only.wakes;
+      only.outcome = { ok: true, value: only.run() };
+      return;
+    }
+    for (const write of group) {
+      currentWakes = write.wakes;
+      try {
+        write.outcome = { ok: true, value: write.runInSavepoint() };
+      } catch (error) {
+        write.outcome = { ok: false, error };
+        // A failure that ended the transaction itself (SQLite rolled it all back, e.g. disk
+        // full) takes the whole group with it: nothing of it committed.
+        if (!db.inTransaction) throw error;
+      }
+    }
+  });
+  const settle = (group: QueuedWrite[]): void => {
+    for (const write of group) {
+      if (write.outcome?.ok) {
+        listeners.fire(write.wakes);
+        write.resolve(write.outcome.value);
+      } else {
+        write.reject(mapError(write.outcome?.error));
+      }
+    }
+  };
+  const flush = (): void => {
+    flushScheduled = false;
+    const group = queued;
+    queued = [];
+    if (group.length === 0) return;
+    if (closed) {
+      for (const write of group) write.reject(new StoreUnavailableError('sqlite store is closed'));
+      return;
+    }
+    try {
+      runGroup.immediate(group);
+    } catch (err) {
+      const error = mapError(err);
+      for (const write of group) write.reject(error);
+      return;
+    } finally {
+      currentWakes = new Set();
+    }
+    settle(group);
+  };
+
+  /** A write body as its group's savepoint (see the group commit above). */
+  const write = <Args extends unknown[], Result>(body: (...args: Args) => Result): Operation<Args, Result> => {
+    const savepoint = db.transaction(body);
+    return guarded(
+      (...args: Args) =>
+        new Promise<Result>((resolve, reject) => {
+          queued.push({ run: () => body(...args), runInSavepoint: () => savepoint(...args), resolve: resolve as (value: unknown) => void, reject, wakes: new Set() });
+          if (flushScheduled) return;
+          flushScheduled = true;
+          setImmediate(flush);
+        }),
+    );
+  };
+  /** A read or an outside body: runs at once (a read never collects wakes). */
+  const now = <Args extends unknown[], Result>(run: (...args: Args) => Result): Operation<Args, Result> => guarded(async (...args: Args) => run(...args));
 
   return {
     db,
@@ -130,15 +216,16 @@ export function createContext(db: SqliteDatabase, clock: Clock, ids: IdGenerator
     ids,
     sql: () => (statements ??= prepareWhenCurrent(db)),
     wake(queue) {
-      pendingWakes.add(queue);
+      currentWakes.add(queue);
     },
     onWake: (listener) => listeners.subscribe(listener),
-    write: (body) => operation(db.transaction(body).immediate),
-    // A deferred body only reads, so it never collects wakes: firing and clearing are no-ops.
-    read: (body) => operation(db.transaction(body).deferred),
-    outside: (body) => operation(body),
+    write,
+    read: (body) => now(db.transaction(body).deferred),
+    outside: (body) => now(body),
     close() {
       if (closed) return;
+      // Writes already called commit first: their callers were promised them.
+      flush();
       closed = true;
       try {
         db.close();
