@@ -16,6 +16,7 @@ import type { Publication } from '../../core/ports/publications.ts';
 import type { RequestRecord } from '../../core/ports/requests.ts';
 import type { ApiToken } from '../../core/ports/tokens.ts';
 import { createWakeListeners } from '../shared/wake-listeners.ts';
+import { JobIndex } from './job-index.ts';
 import { newJob } from './rows.ts';
 
 /**
@@ -54,7 +55,10 @@ export class MemoryState {
   readonly runKeys = new Map<string, string>();
   /** Run id -> its stage records in pipeline order. */
   readonly stages = new Map<string, StageRecord[]>();
+  /** Job id -> job. Jobs are created, deleted and refiled only through the state (see {@link jobIndex}). */
   readonly jobs = new Map<string, Job>();
+  /** The indexes over `jobs` that the job path reads instead of scanning. */
+  readonly jobIndex = new JobIndex();
   /**
    * Every job ever created -> its run, kept after the job is deleted, so a holder of a deleted
    * job can be told `cancelled` (run cancelled/superseded) rather than `lost`.
@@ -114,7 +118,7 @@ export class MemoryState {
 
   /** Jobs of one run, in creation order. */
   jobsOfRun(runId: string): Job[] {
-    return [...this.jobs.values()].filter((j) => j.runId === runId);
+    return this.jobIndex.jobsOfRun(runId);
   }
 
   /**
@@ -123,10 +127,11 @@ export class MemoryState {
    */
   enqueue(run: Run, spec: JobSpec, now: number, availableAt = now): Job {
     const key = jobIdempotencyKey(run.id, spec.stage, spec.kind);
-    const live = [...this.jobs.values()].find((j) => j.idempotencyKey === key && j.state !== JobState.dead);
+    const live = this.jobIndex.liveJob(key);
     if (live) return live;
     const job = newJob(this.ids.next('job'), run, spec, key, now, availableAt);
     this.jobs.set(job.id, job);
+    this.jobIndex.add(job);
     this.jobRunIds.set(job.id, run.id);
     if (availableAt <= now) this.pendingWakes.add(job.queue);
     return job;
@@ -134,7 +139,15 @@ export class MemoryState {
 
   /** Deletes a job (its id stays known in `jobRunIds`). */
   deleteJob(jobId: string): void {
+    const job = this.jobs.get(jobId);
+    if (!job) return;
     this.jobs.delete(jobId);
+    this.jobIndex.remove(job);
+  }
+
+  /** Refiles a job in {@link jobIndex}; every change of a job's `state`, `availableAt` or `attempt` is followed by this. */
+  jobChanged(job: Job): void {
+    this.jobIndex.refile(job);
   }
 
   /**
