@@ -177,7 +177,9 @@ export class JobIndex {
     const lane = filing.lane;
     if (lane === null) return;
     const at = lowerBound(lane.jobs, { priority: job.priority, availableAt: filing.availableAt, id: job.id, tenant: job.tenant });
-    lane.jobs.splice(lane.jobs[at] === job ? at : lane.jobs.indexOf(job), 1);
+    // Claims take lanes from the front, where shift() is cheaper than splice().
+    if (at === 0 && lane.jobs[0] === job) lane.jobs.shift();
+    else lane.jobs.splice(lane.jobs[at] === job ? at : lane.jobs.indexOf(job), 1);
     queue.readyCount -= 1;
     if (lane.jobs.length === 0) queue.lanes.delete(laneKey(job, lane.retry));
   }

@@ -30,12 +30,14 @@ function completeStage(state: MemoryState, request: CompleteStageRequest, now: n
   if (!check.ok) return refusal(check);
   const { job, run } = check;
 
+  // One copy of the output serves the ledger and the stage record (the state never edits one in place).
+  const output = copy(request.output);
   // The first completion of a key wins; a duplicate keeps the recorded outcome.
-  if (!state.ledger.has(job.idempotencyKey)) state.ledger.set(job.idempotencyKey, ledgerEntry(job, request.output, now));
+  if (!state.ledger.has(job.idempotencyKey)) state.ledger.set(job.idempotencyKey, ledgerEntry(job, output, now));
   const record = state.stageRecord(run.id, job.stage);
   if (job.kind === JobKind.stage) {
     record.status = StageStatus.succeeded;
-    record.output = copy(request.output);
+    record.output = output;
     record.error = null;
     record.leaseOwner = null;
     record.leaseUntil = null;
