@@ -17,7 +17,7 @@ import type { RequestRecord } from '../../core/ports/requests.ts';
 import type { ApiToken } from '../../core/ports/tokens.ts';
 import { createWakeListeners } from '../shared/wake-listeners.ts';
 import { JobIndex } from './job-index.ts';
-import { newJob } from './rows.ts';
+import { newJob, pairKey } from './rows.ts';
 
 /**
  * Deletes the entries of `map` whose value `doomed` picks; returns how many. Deleting the entry
@@ -31,6 +31,11 @@ export function deleteWhere<K, V>(map: Map<K, V>, doomed: (value: V) => boolean)
     deleted += 1;
   }
   return deleted;
+}
+
+/** `<pipeline>\0<subjectId>` of a run with a versioned subject, or null. */
+export function subjectKey(run: Run): string | null {
+  return run.subjectId === null || run.subjectVersion === null ? null : pairKey(run.pipeline, run.subjectId);
 }
 
 /** A lock as the state keeps it: with its owner's token. */
@@ -50,7 +55,10 @@ export class MemoryState {
   schemaVersion = 0;
   /** One fence counter for the whole state: every job claim, cache builder and lock takes the next value. */
   fence = 0;
+  /** Run id -> run. Runs are added and deleted only through {@link addRun} and {@link deleteRun}. */
   readonly runs = new Map<string, Run>();
+  /** `<pipeline>\0<subjectId>` -> the runs of that subject with a version, in creation order (supersession reads them). */
+  private readonly subjectRuns = new Map<string, Run[]>();
   /** `<pipeline>\0<idempotencyKey>` -> run id: submissions dedupe per pipeline. */
   readonly runKeys = new Map<string, string>();
   /** Run id -> its stage records in pipeline order. */
@@ -100,6 +108,33 @@ export class MemoryState {
   nextFence(): number {
     this.fence += 1;
     return this.fence;
+  }
+
+  /** Adds a run just created. */
+  addRun(run: Run): void {
+    this.runs.set(run.id, run);
+    const key = subjectKey(run);
+    if (key === null) return;
+    const runs = this.subjectRuns.get(key);
+    if (runs) runs.push(run);
+    else this.subjectRuns.set(key, [run]);
+  }
+
+  /** Deletes a run (the caller deletes what it owns). */
+  deleteRun(run: Run): void {
+    this.runs.delete(run.id);
+    const key = subjectKey(run);
+    const runs = key === null ? undefined : this.subjectRuns.get(key);
+    if (key === null || !runs) return;
+    const rest = runs.filter((r) => r !== run);
+    if (rest.length > 0) this.subjectRuns.set(key, rest);
+    else this.subjectRuns.delete(key);
+  }
+
+  /** The runs of the same pipeline and versioned subject as `run` (itself included), in creation order. */
+  subjectRunsOf(run: Run): readonly Run[] {
+    const key = subjectKey(run);
+    return key === null ? [] : (this.subjectRuns.get(key) ?? []);
   }
 
   /** The run, or `NotFoundError`. */

@@ -27,12 +27,9 @@ function supersededError(by: Run): StageErrorRecord {
   };
 }
 
-/** Runs of the same pipeline and subject as `run`, other than itself. */
+/** Runs of the same pipeline and versioned subject as `run`, other than itself. */
 function sameSubjectRuns(state: MemoryState, run: Run): Run[] {
-  if (run.subjectId === null || run.subjectVersion === null) return [];
-  return [...state.runs.values()].filter(
-    (r) => r.id !== run.id && r.pipeline === run.pipeline && r.subjectId === run.subjectId && r.subjectVersion !== null,
-  );
+  return state.subjectRunsOf(run).filter((r) => r !== run);
 }
 
 /**
@@ -64,7 +61,7 @@ function submitChecked(state: MemoryState, request: SubmitRunRequest, now: numbe
   }
 
   const run = newRun(state.ids.next('run'), request, now, copy(request.input));
-  state.runs.set(run.id, run);
+  state.addRun(run);
   state.stages.set(run.id, pendingStages(run.id, request.stages));
   if (run.idempotencyKey !== null) state.runKeys.set(runKeyOf(run.pipeline, run.idempotencyKey), run.id);
 
