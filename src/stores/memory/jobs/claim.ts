@@ -18,8 +18,9 @@ function retriesRunning(jobs: QueueJobs, now: number): number {
 
 /**
  * The due ready jobs of the queue's lanes that `retry` picks, at most `limit` per lane. A lane
- * is one tenant at one priority, and each of its jobs ranks behind the lane's earlier ones, so
- * none past the first `limit` of its lane can be among the first `limit` of the claim order.
+ * holds jobs of one tenant at one priority, so in the claim order each of its jobs comes after
+ * the lane's earlier ones: none past the first `limit` of its lane can be among the first
+ * `limit` claimed, and leaving them out changes no other candidate's rank.
  */
 function dueReady(jobs: QueueJobs, retry: boolean, now: number, limit: number): Job[] {
   const due: Job[] = [];
