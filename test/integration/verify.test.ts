@@ -75,7 +75,7 @@ describe('kiln.verify on the memory store', () => {
       store: buildMemoryStoreOn(ctx),
       tamper: {
         deleteJobs: async (runId) => {
-          for (const job of state.jobsOfRun(runId)) state.jobs.delete(job.id);
+          for (const job of state.jobsOfRun(runId)) state.deleteJob(job.id);
         },
         deleteLedgerEntry: async (runId, stage) => {
           assert.equal(state.ledger.delete(jobIdempotencyKey(runId, stage, 'stage')), true);

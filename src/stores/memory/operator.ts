@@ -20,6 +20,7 @@ function restartJob(state: MemoryState, job: Job, run: Run, now: number): void {
   job.state = JobState.ready;
   job.attempt = 0;
   job.availableAt = now;
+  state.jobChanged(job);
   if (job.kind === JobKind.stage) state.stageRecord(run.id, job.stage).status = StageStatus.pending;
   run.status = RunStatus.running;
   run.currentStage = job.stage;

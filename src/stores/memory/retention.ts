@@ -8,17 +8,12 @@ import type { PruneCounts, RetentionPolicy, RetentionPort } from '../../core/por
 import { noPruneCounts, RETENTION_KIND_OF_STATUS } from '../../core/ports/retention.ts';
 import type { MemoryContext } from './context.ts';
 import { pairKey } from './rows.ts';
-import type { MemoryState } from './state.ts';
+import { subjectKey, type MemoryState } from './state.ts';
 
 /** The retention period of `run`'s status, or null (kept forever, or not prunable at all). */
 function periodOf(run: Run, policy: RetentionPolicy): number | null {
   const kind = (RETENTION_KIND_OF_STATUS as Record<string, keyof RetentionPolicy>)[run.status];
   return kind === undefined ? null : policy[kind];
-}
-
-/** `<pipeline>\0<subjectId>` of a run with a subject, or null. */
-function subjectKey(run: Run): string | null {
-  return run.subjectId === null || run.subjectVersion === null ? null : pairKey(run.pipeline, run.subjectId);
 }
 
 /**
@@ -65,7 +60,7 @@ function pruneRuns(state: MemoryState, runs: readonly Run[], remove: boolean): P
     counts.stageRecords += state.stages.get(run.id)?.length ?? 0;
     counts.attempts += state.failedAttempts.get(run.id)?.length ?? 0;
     if (!remove) continue;
-    state.runs.delete(run.id);
+    state.deleteRun(run);
     state.stages.delete(run.id);
     state.failedAttempts.delete(run.id);
     if (run.idempotencyKey !== null && state.runKeys.get(pairKey(run.pipeline, run.idempotencyKey)) === run.id) {

@@ -13,10 +13,42 @@ import type { RequestRecord } from '../../core/ports/requests.ts';
 
 /**
  * A deep copy of a value going into or out of the state: results are copied once per call (see
- * `context.ts`), values a caller hands in are copied before they are kept.
+ * `context.ts`), values a caller hands in are copied before they are kept. What crosses is plain
+ * records and JSON, copied by walking them: `structuredClone` was the job path's largest cost,
+ * mostly fixed cost per call. Anything else (a Date, a Map, a cycle, a value too deep to walk)
+ * goes to `structuredClone`, which also refuses, as before, what it cannot copy (functions).
  */
 export function copy<T>(value: T): T {
-  return structuredClone(value);
+  if (typeof value !== 'object' || value === null) return copyPlain(value) as T;
+  try {
+    return copyPlain(value) as T;
+  } catch (err) {
+    if (err instanceof RangeError) return structuredClone(value);
+    throw err;
+  }
+}
+
+/** {@link copy} of plain objects, arrays and primitives; any other value is structuredClone's. */
+function copyPlain(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) {
+    return typeof value === 'function' || typeof value === 'symbol' ? structuredClone(value) : value;
+  }
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto === Array.prototype) return (value as unknown[]).map(copyPlain);
+  if (proto !== Object.prototype && proto !== null) return structuredClone(value);
+  // Spread copies a record's own fields at once (an own `__proto__` key stays a key); then the
+  // fields that are not primitives are copied in turn. for-in over the fresh copy takes V8's fast
+  // path (Object.keys cost five times as much); it also lists inherited keys, which are skipped.
+  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const key in out) {
+    const field = out[key];
+    if (field === null || (typeof field !== 'object' && typeof field !== 'function' && typeof field !== 'symbol')) continue;
+    if (!Object.hasOwn(out, key)) continue;
+    const copied = copyPlain(field);
+    if (key === '__proto__') Object.defineProperty(out, key, { value: copied, enumerable: true, writable: true, configurable: true });
+    else out[key] = copied;
+  }
+  return out;
 }
 
 /** Map key of a pair of names; NUL cannot clash with names on either side. */
@@ -73,14 +105,14 @@ export function newJob(id: string, run: Run, spec: JobSpec, idempotencyKey: stri
   };
 }
 
-/** The ledger entry of a job's first completion. */
+/** The ledger entry of a job's first completion; `output` is kept as given (the caller's copy). */
 export function ledgerEntry(job: Job, output: JsonValue, now: number): LedgerEntry {
   return {
     key: job.idempotencyKey,
     runId: job.runId,
     stage: job.stage,
     kind: job.kind,
-    output: copy(output),
+    output,
     completedAt: now,
   };
 }

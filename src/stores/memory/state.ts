@@ -16,7 +16,8 @@ import type { Publication } from '../../core/ports/publications.ts';
 import type { RequestRecord } from '../../core/ports/requests.ts';
 import type { ApiToken } from '../../core/ports/tokens.ts';
 import { createWakeListeners } from '../shared/wake-listeners.ts';
-import { newJob } from './rows.ts';
+import { JobIndex } from './job-index.ts';
+import { newJob, pairKey } from './rows.ts';
 
 /**
  * Deletes the entries of `map` whose value `doomed` picks; returns how many. Deleting the entry
@@ -30,6 +31,11 @@ export function deleteWhere<K, V>(map: Map<K, V>, doomed: (value: V) => boolean)
     deleted += 1;
   }
   return deleted;
+}
+
+/** `<pipeline>\0<subjectId>` of a run with a versioned subject, or null. */
+export function subjectKey(run: Run): string | null {
+  return run.subjectId === null || run.subjectVersion === null ? null : pairKey(run.pipeline, run.subjectId);
 }
 
 /** A lock as the state keeps it: with its owner's token. */
@@ -49,12 +55,18 @@ export class MemoryState {
   schemaVersion = 0;
   /** One fence counter for the whole state: every job claim, cache builder and lock takes the next value. */
   fence = 0;
+  /** Run id -> run. Runs are added and deleted only through {@link addRun} and {@link deleteRun}. */
   readonly runs = new Map<string, Run>();
+  /** `<pipeline>\0<subjectId>` -> the runs of that subject with a version, in creation order (supersession reads them). */
+  private readonly subjectRuns = new Map<string, Run[]>();
   /** `<pipeline>\0<idempotencyKey>` -> run id: submissions dedupe per pipeline. */
   readonly runKeys = new Map<string, string>();
   /** Run id -> its stage records in pipeline order. */
   readonly stages = new Map<string, StageRecord[]>();
+  /** Job id -> job. Jobs are created, deleted and refiled only through the state (see {@link jobIndex}). */
   readonly jobs = new Map<string, Job>();
+  /** The indexes over `jobs` that the job path reads instead of scanning. */
+  readonly jobIndex = new JobIndex();
   /**
    * Every job ever created -> its run, kept after the job is deleted, so a holder of a deleted
    * job can be told `cancelled` (run cancelled/superseded) rather than `lost`.
@@ -98,6 +110,33 @@ export class MemoryState {
     return this.fence;
   }
 
+  /** Adds a run just created. */
+  addRun(run: Run): void {
+    this.runs.set(run.id, run);
+    const key = subjectKey(run);
+    if (key === null) return;
+    const runs = this.subjectRuns.get(key);
+    if (runs) runs.push(run);
+    else this.subjectRuns.set(key, [run]);
+  }
+
+  /** Deletes a run (the caller deletes what it owns). */
+  deleteRun(run: Run): void {
+    this.runs.delete(run.id);
+    const key = subjectKey(run);
+    const runs = key === null ? undefined : this.subjectRuns.get(key);
+    if (key === null || !runs) return;
+    const rest = runs.filter((r) => r !== run);
+    if (rest.length > 0) this.subjectRuns.set(key, rest);
+    else this.subjectRuns.delete(key);
+  }
+
+  /** The runs of the same pipeline and versioned subject as `run` (itself included), in creation order. */
+  subjectRunsOf(run: Run): readonly Run[] {
+    const key = subjectKey(run);
+    return key === null ? [] : (this.subjectRuns.get(key) ?? []);
+  }
+
   /** The run, or `NotFoundError`. */
   requireRun(runId: string): Run {
     const run = this.runs.get(runId);
@@ -114,7 +153,7 @@ export class MemoryState {
 
   /** Jobs of one run, in creation order. */
   jobsOfRun(runId: string): Job[] {
-    return [...this.jobs.values()].filter((j) => j.runId === runId);
+    return this.jobIndex.jobsOfRun(runId);
   }
 
   /**
@@ -123,10 +162,11 @@ export class MemoryState {
    */
   enqueue(run: Run, spec: JobSpec, now: number, availableAt = now): Job {
     const key = jobIdempotencyKey(run.id, spec.stage, spec.kind);
-    const live = [...this.jobs.values()].find((j) => j.idempotencyKey === key && j.state !== JobState.dead);
+    const live = this.jobIndex.liveJob(key);
     if (live) return live;
     const job = newJob(this.ids.next('job'), run, spec, key, now, availableAt);
     this.jobs.set(job.id, job);
+    this.jobIndex.add(job);
     this.jobRunIds.set(job.id, run.id);
     if (availableAt <= now) this.pendingWakes.add(job.queue);
     return job;
@@ -134,7 +174,15 @@ export class MemoryState {
 
   /** Deletes a job (its id stays known in `jobRunIds`). */
   deleteJob(jobId: string): void {
+    const job = this.jobs.get(jobId);
+    if (!job) return;
     this.jobs.delete(jobId);
+    this.jobIndex.remove(job);
+  }
+
+  /** Refiles a job in {@link jobIndex}; every change of a job's `state`, `availableAt` or `attempt` is followed by this. */
+  jobChanged(job: Job): void {
+    this.jobIndex.refile(job);
   }
 
   /**

@@ -22,6 +22,7 @@ import { isTerminal } from '../../../src/core/run/transitions.ts';
 import { verifyStore } from '../../../src/engine/verify/verify-store.ts';
 import { createAuditPort } from '../../../src/stores/memory/audit.ts';
 import type { MemoryContext } from '../../../src/stores/memory/context.ts';
+import { JobIndex } from '../../../src/stores/memory/job-index.ts';
 import type { MemoryState } from '../../../src/stores/memory/state.ts';
 
 /** The invariants, by the name a failure reports. */
@@ -52,6 +53,8 @@ export const Invariant = {
   TERMINAL_RUN_CHANGED: 'TERMINAL_RUN_CHANGED',
   /** A refused call (all commits refused, a rejected operator action) changed the state. */
   REFUSED_CALL_CHANGED_STATE: 'REFUSED_CALL_CHANGED_STATE',
+  /** The memory state's job index disagrees with its jobs (claims, enqueues or backlogs would read stale entries). */
+  JOB_INDEX_STALE: 'JOB_INDEX_STALE',
   /** A crashed worker's job still carries its lease after expiry and a reaper pass. */
   CRASHED_LEASE_NOT_REDELIVERED: 'CRASHED_LEASE_NOT_REDELIVERED',
   /** After the drain phase a run has not ended. */
@@ -194,6 +197,15 @@ export function assertUnchanged(state: MemoryState, before: string, what: string
   if (stateDigest(state) !== before) violated(Invariant.REFUSED_CALL_CHANGED_STATE, `${what} was refused but the state changed`);
 }
 
+/** Checks the state's job index against one rebuilt from its jobs (in creation order, as they were filed). */
+function checkJobIndex(state: MemoryState): void {
+  const rebuilt = new JobIndex();
+  for (const job of state.jobs.values()) rebuilt.add(job);
+  const kept = JSON.stringify(state.jobIndex.snapshot());
+  const expected = JSON.stringify(rebuilt.snapshot());
+  if (kept !== expected) violated(Invariant.JOB_INDEX_STALE, `the job index holds ${kept}, the jobs say ${expected}`);
+}
+
 /** What must not change of an ended run. */
 interface RunEnd {
   status: Run['status'];
@@ -225,6 +237,7 @@ export class StateWatch {
   private readonly succeeded = new Set<StageRecord>();
 
   check(state: MemoryState): void {
+    checkJobIndex(state);
     for (const run of state.runs.values()) {
       const seen = this.ended.get(run.id);
       if (seen === undefined) {

@@ -6,26 +6,26 @@ import type { Job } from '../../../core/model.ts';
 import { JobKind, JobState, RunStatus, StageStatus } from '../../../core/model.ts';
 import type { ClaimRequest, ClaimedJob } from '../../../core/ports/jobs.ts';
 import { comparePlain, inClaimOrder } from '../../shared/claim-order.ts';
+import { dueJobs, type QueueJobs } from '../job-index.ts';
 import type { MemoryState } from '../state.ts';
 
-/** A retry: claimed before, that attempt not handed back (see `ClaimRequest.maxRetriesRunning`). */
-function isRetry(job: Job): boolean {
-  return job.attempt >= 1;
-}
-
-/** Retries of `queue` running now: leased, lease not expired, past their first attempt. */
-function retriesRunning(state: MemoryState, queue: string, now: number): number {
+/** Retries of the queue running now: leased, lease not expired, past their first attempt. */
+function retriesRunning(jobs: QueueJobs, now: number): number {
   let n = 0;
-  for (const job of state.jobs.values()) {
-    if (job.queue === queue && job.state === JobState.leased && (job.leaseUntil ?? 0) > now && job.attempt >= 2) n += 1;
-  }
+  for (const job of jobs.leased) if ((job.leaseUntil ?? 0) > now && job.attempt >= 2) n += 1;
   return n;
 }
 
-/** Ready and due, or leased with an expired lease (a redelivery). */
-function isClaimable(job: Job, now: number): boolean {
-  if (job.state === JobState.ready) return job.availableAt <= now;
-  return job.state === JobState.leased && (job.leaseUntil ?? 0) <= now;
+/**
+ * The due ready jobs of the queue's lanes that `retry` picks, at most `limit` per lane. A lane
+ * holds jobs of one tenant at one priority, so in the claim order each of its jobs comes after
+ * the lane's earlier ones: none past the first `limit` of its lane can be among the first
+ * `limit` claimed, and leaving them out changes no other candidate's rank.
+ */
+function dueReady(jobs: QueueJobs, retry: boolean, now: number, limit: number): Job[] {
+  const due: Job[] = [];
+  for (const lane of jobs.lanes.values()) if (lane.retry === retry) due.push(...dueJobs(lane, now, limit));
+  return due;
 }
 
 /** Leases one job to `request.workerId` and updates its stage record and run. */
@@ -39,6 +39,7 @@ function leaseJob(state: MemoryState, job: Job, request: ClaimRequest, now: numb
   job.leaseUntil = now + request.leaseMs;
   job.leaseMs = request.leaseMs;
   job.attempt += 1;
+  state.jobChanged(job);
 
   const run = state.requireRun(job.runId);
   // A rollback job compensates a stage that succeeded: that record's status must stay as is.
@@ -74,15 +75,19 @@ function claimFromQueue(state: MemoryState, requests: readonly ClaimRequest[], n
   const limits = requests.map((r) => Math.max(0, Math.floor(r.limit)));
   const total = limits.reduce((a, b) => a + b, 0);
   if (total === 0 || state.queuePaused.get(queue) === true) return requests.map(() => []);
-  const due = [...state.jobs.values()].filter((j) => j.queue === queue && isClaimable(j, now));
+  const jobs = state.jobIndex.queue(queue);
+  if (!jobs) return requests.map(() => []);
+  const expired = [...jobs.leased].filter((j) => (j.leaseUntil ?? 0) <= now);
   const caps = requests.flatMap((r) => (r.maxRetriesRunning === undefined ? [] : [r.maxRetriesRunning]));
-  // Without a cap: every ready job, and the first `total` expired leases in plain order; with
+  // Without a cap: every due ready job, and the first `total` expired leases in plain order; with
   // one: the first attempts, and the first `budget` retries (ready or expired) in plain order.
+  // Expired leases are all retries (a claim counts the attempt).
   const capped = caps.length > 0;
-  const budget = capped ? Math.max(0, Math.min(...caps) - retriesRunning(state, queue, now)) : total;
-  const isLimited = (j: Job): boolean => (capped ? isRetry(j) : j.state === JobState.leased);
-  const limited = due.filter(isLimited).sort(comparePlain).slice(0, budget);
-  const candidates = [...due.filter((j) => !isLimited(j)), ...limited];
+  const budget = capped ? Math.max(0, Math.min(...caps) - retriesRunning(jobs, now)) : total;
+  const retries = capped ? [...dueReady(jobs, true, now, budget), ...expired] : expired;
+  const limited = retries.sort(comparePlain).slice(0, budget);
+  const free = capped ? dueReady(jobs, false, now, total) : [...dueReady(jobs, false, now, total), ...dueReady(jobs, true, now, total)];
+  const candidates = [...free, ...limited];
   const ordered = inClaimOrder(candidates, (job) => job).slice(0, total);
   let at = 0;
   return requests.map((request, i) => {

@@ -30,12 +30,14 @@ function completeStage(state: MemoryState, request: CompleteStageRequest, now: n
   if (!check.ok) return refusal(check);
   const { job, run } = check;
 
+  // One copy of the output serves the ledger and the stage record (the state never edits one in place).
+  const output = copy(request.output);
   // The first completion of a key wins; a duplicate keeps the recorded outcome.
-  if (!state.ledger.has(job.idempotencyKey)) state.ledger.set(job.idempotencyKey, ledgerEntry(job, request.output, now));
+  if (!state.ledger.has(job.idempotencyKey)) state.ledger.set(job.idempotencyKey, ledgerEntry(job, output, now));
   const record = state.stageRecord(run.id, job.stage);
   if (job.kind === JobKind.stage) {
     record.status = StageStatus.succeeded;
-    record.output = copy(request.output);
+    record.output = output;
     record.error = null;
     record.leaseOwner = null;
     record.leaseUntil = null;
@@ -68,13 +70,15 @@ function completeStage(state: MemoryState, request: CompleteStageRequest, now: n
 function applyRetry(state: MemoryState, job: Job, record: StageRecord, delayMs: number, now: number): void {
   job.state = JobState.ready;
   job.availableAt = now + Math.max(0, delayMs);
+  state.jobChanged(job);
   if (job.kind === JobKind.stage) record.status = StageStatus.failed;
   if (delayMs <= 0) state.pendingWakes.add(job.queue);
 }
 
 /** Job and run wait for an operator. */
-function applyPark(job: Job, record: StageRecord, run: Run): void {
+function applyPark(state: MemoryState, job: Job, record: StageRecord, run: Run): void {
   job.state = JobState.parked;
+  state.jobChanged(job);
   if (job.kind === JobKind.stage) record.status = StageStatus.failed;
   // The run parks where the transition table allows it (running, and dead_lettered while a
   // compensation runs); otherwise the job alone waits, visible as parked.
@@ -97,9 +101,10 @@ interface AttemptFailure {
  * The job dies, kept for inspection (and replay, for a dead letter); its stage record ends with
  * `stageStatus`, or, for a compensation, its rollback is dead-lettered.
  */
-function killJob(attempt: AttemptFailure, stageStatus: StageStatus, now: number): void {
+function killJob(state: MemoryState, attempt: AttemptFailure, stageStatus: StageStatus, now: number): void {
   const { job, record } = attempt;
   job.state = JobState.dead;
+  state.jobChanged(job);
   if (job.kind === JobKind.stage) {
     record.status = stageStatus;
     record.finishedAt = now;
@@ -110,7 +115,7 @@ function killJob(attempt: AttemptFailure, stageStatus: StageStatus, now: number)
 
 /** Job dead, stage and run dead-lettered, optional compensation enqueued. */
 function applyDeadLetter(state: MemoryState, attempt: AttemptFailure, rollback: JobSpec | null, now: number): void {
-  killJob(attempt, StageStatus.dead_lettered, now);
+  killJob(state, attempt, StageStatus.dead_lettered, now);
   const { run } = attempt;
   run.status = RunStatus.dead_lettered;
   run.error = attempt.error;
@@ -125,7 +130,7 @@ function applyDeadLetter(state: MemoryState, attempt: AttemptFailure, rollback: 
  * ends it `failed`).
  */
 function applyFail(state: MemoryState, attempt: AttemptFailure, rollback: JobSpec | null, now: number): void {
-  killJob(attempt, StageStatus.failed, now);
+  killJob(state, attempt, StageStatus.failed, now);
   const { run } = attempt;
   run.error = attempt.error;
   if (rollback !== null) {
@@ -178,7 +183,7 @@ function failStage(state: MemoryState, request: FailStageRequest, now: number): 
   }
   const decision: FailureDecision = request.decision;
   if (decision.action === 'retry') applyRetry(state, job, record, decision.delayMs, now);
-  else if (decision.action === 'park') applyPark(job, record, run);
+  else if (decision.action === 'park') applyPark(state, job, record, run);
   else if (decision.action === 'fail') applyFail(state, { job, record, run, error }, decision.rollback, now);
   else applyDeadLetter(state, { job, record, run, error }, decision.rollback, now);
   run.updatedAt = now;

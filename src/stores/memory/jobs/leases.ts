@@ -40,6 +40,7 @@ export function releaseJobs(state: MemoryState, leases: readonly JobRelease[]): 
     job.availableAt = now + delayMs;
     job.lockWaitSince = lease.lockWait === true ? (job.lockWaitSince ?? now) : null;
     state.clearLease(job);
+    state.jobChanged(job);
     if (job.kind === JobKind.stage) {
       const record = state.stageRecord(job.runId, job.stage);
       record.status = StageStatus.pending;
@@ -57,11 +58,13 @@ export function releaseJobs(state: MemoryState, leases: readonly JobRelease[]): 
 export function reapExpiredLeases(state: MemoryState): ReapResult {
   const now = state.clock.now();
   const redelivered: Record<string, number> = {};
-  for (const job of state.jobs.values()) {
-    if (job.state !== JobState.leased || (job.leaseUntil ?? 0) > now) continue;
+  // Copied out first: refiling moves each job out of the leased set being read.
+  for (const job of [...state.jobIndex.leasedJobs()]) {
+    if ((job.leaseUntil ?? 0) > now) continue;
     job.state = JobState.ready;
     job.redeliveries += 1;
     state.clearLease(job);
+    state.jobChanged(job);
     if (job.kind === JobKind.stage) {
       const record = state.stageRecord(job.runId, job.stage);
       record.leaseOwner = null;

@@ -4,7 +4,7 @@
  * fail runs before the first write, so a rejected batch leaves the state untouched.
  */
 import { ErrorClass } from '../../../core/errors.ts';
-import { JobState, type Run, type StageErrorRecord } from '../../../core/model.ts';
+import type { Run, StageErrorRecord } from '../../../core/model.ts';
 import { RunStatus } from '../../../core/model.ts';
 import { IN_FLIGHT_RUN_STATUSES, type SubmitRunRequest, type SubmitRunResult } from '../../../core/ports/jobs.ts';
 import { isTerminal } from '../../../core/run/transitions.ts';
@@ -27,12 +27,9 @@ function supersededError(by: Run): StageErrorRecord {
   };
 }
 
-/** Runs of the same pipeline and subject as `run`, other than itself. */
+/** Runs of the same pipeline and versioned subject as `run`, other than itself. */
 function sameSubjectRuns(state: MemoryState, run: Run): Run[] {
-  if (run.subjectId === null || run.subjectVersion === null) return [];
-  return [...state.runs.values()].filter(
-    (r) => r.id !== run.id && r.pipeline === run.pipeline && r.subjectId === run.subjectId && r.subjectVersion !== null,
-  );
+  return state.subjectRunsOf(run).filter((r) => r !== run);
 }
 
 /**
@@ -64,7 +61,7 @@ function submitChecked(state: MemoryState, request: SubmitRunRequest, now: numbe
   }
 
   const run = newRun(state.ids.next('run'), request, now, copy(request.input));
-  state.runs.set(run.id, run);
+  state.addRun(run);
   state.stages.set(run.id, pendingStages(run.id, request.stages));
   if (run.idempotencyKey !== null) state.runKeys.set(runKeyOf(run.pipeline, run.idempotencyKey), run.id);
 
@@ -85,13 +82,13 @@ function submitChecked(state: MemoryState, request: SubmitRunRequest, now: numbe
   return { run: copy(run), created: true };
 }
 
-/** The admission counts of the memory store: scans (it is the reference, not the fast path). */
+/** The admission counts of the memory store: the backlog from the job index, the rest by scans. */
 function admissionReads(state: MemoryState): AdmissionReads {
   const inFlight: readonly string[] = IN_FLIGHT_RUN_STATUSES;
   return {
     keyHeld: (pipeline, key) => state.runKeys.has(runKeyOf(pipeline, key)),
     inFlight: (tenant) => [...state.runs.values()].filter((r) => r.tenant === tenant && inFlight.includes(r.status)).length,
-    backlog: (queue) => [...state.jobs.values()].filter((j) => j.queue === queue && j.state === JobState.ready).length,
+    backlog: (queue) => state.jobIndex.queue(queue)?.readyCount ?? 0,
   };
 }
 
