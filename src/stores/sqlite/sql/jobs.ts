@@ -145,14 +145,15 @@ export const REAP_STAGE = `
 /**
  * In: run id. When a run ends early every stage that had not succeeded (as read: a leased
  * duplicate of a succeeded stage is running) is `skipped`, and the claims of its live stage job
- * are counted (the job is deleted next; migration 0015). Runs before the run's jobs are deleted.
+ * are counted (the job is deleted next; migration 0015). Runs before the run's jobs are deleted;
+ * a succeeded stage with nothing to count is not rewritten.
  */
 export const SKIP_UNFINISHED_STAGES = `
-  UPDATE stage_records SET lease_owner = NULL, lease_until = NULL,
-    (status, attempts, started_at) = (
-      SELECT CASE WHEN v.status = 'succeeded' THEN v.status ELSE 'skipped' END, v.attempts, v.started_at
-      FROM stage_records_live AS v WHERE v.run_id = stage_records.run_id AND v.stage = stage_records.stage)
-  WHERE run_id = ?`;
+  UPDATE stage_records SET status = CASE WHEN v.status = 'succeeded' THEN v.status ELSE 'skipped' END,
+    attempts = v.attempts, started_at = v.started_at, lease_owner = NULL, lease_until = NULL
+  FROM stage_records_live AS v
+  WHERE stage_records.run_id = ? AND v.run_id = stage_records.run_id AND v.stage = stage_records.stage
+    AND (v.status <> 'succeeded' OR v.attempts <> stage_records.attempts)`;
 
 // ---------------------------------------------------------------- jobs
 
