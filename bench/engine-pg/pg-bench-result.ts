@@ -4,7 +4,7 @@
  * graphile-worker and pg-boss.
  */
 import { startRssSampler } from '../engine/rss-sampler.ts';
-import { measureReadingOverhead, readTxCounters, txDelta } from './pg-tx-counter.ts';
+import { measureReadingOverhead, readTxCounters, txDelta, type RowWrites } from './pg-tx-counter.ts';
 
 /** The two workloads. */
 export const PgScenario = {
@@ -36,9 +36,12 @@ export interface ScenarioThroughput {
   jobsPerSec: number;
 }
 
+/** Jobs one item of `scenario` runs: a chain's stages, or one no-op job. */
+const jobsPerItemOf = (scenario: PgScenario): number => (scenario === PgScenario.Chains ? CHAIN_STAGE_COUNT : 1);
+
 /** The throughput of `count` items of `scenario` done in `elapsedMs`. */
 export function throughputOf(scenario: PgScenario, count: number, concurrency: number, elapsedMs: number): ScenarioThroughput {
-  const jobsPerItem = scenario === PgScenario.Chains ? CHAIN_STAGE_COUNT : 1;
+  const jobsPerItem = jobsPerItemOf(scenario);
   return {
     count,
     concurrency,
@@ -59,6 +62,12 @@ export interface PgBenchResult extends ScenarioThroughput {
   /** Transaction ids assigned over the phase (write transactions and subtransactions). */
   writeXids: number;
   xidsPerItem: number;
+  /**
+   * Rows inserted + updated + deleted over the phase (`pg_stat_user_tables`), per job (a chain
+   * counts its stages' jobs), with the per-table counts of the whole phase.
+   */
+  rowWritesPerJob: number;
+  rowWritesByTable: Record<string, RowWrites>;
   /** Peak RSS of the child's Node process, sampled every 50 ms. */
   peakRssMb: number;
   /** System-specific settings and side measurements. */
@@ -108,6 +117,8 @@ export async function measurePhase(spec: PhaseSpec): Promise<PgBenchResult> {
     xactsPerItem: round2(xactCommits / spec.count),
     writeXids: delta.writeXids,
     xidsPerItem: round2(delta.writeXids / spec.count),
+    rowWritesPerJob: round2((delta.rowWrites.inserted + delta.rowWrites.updated + delta.rowWrites.deleted) / (spec.count * jobsPerItemOf(spec.scenario))),
+    rowWritesByTable: delta.rowWritesByTable,
     peakRssMb,
     extra: { ...timing.extra, readingOverheadXacts: readingOverhead, monitorQueries: timing.monitorQueries },
   };

@@ -32,11 +32,11 @@ export function formatScenarioTable(scenario: PgScenario, rows: readonly Row[]):
   const noop = scenario === PgScenario.Noop;
   const per = noop ? 'job' : 'chain';
   const header = noop
-    ? ['no-op jobs', 'jobs/s', 'elapsed ms', `commits/${per}`, `xids/${per}`, 'peak RSS MB']
-    : ['5-stage chains', 'chains/s', 'jobs/s', 'elapsed ms', 'submit ms', `commits/${per}`, `xids/${per}`, 'peak RSS MB'];
+    ? ['no-op jobs', 'jobs/s', 'elapsed ms', `commits/${per}`, `xids/${per}`, 'rows/job', 'peak RSS MB']
+    : ['5-stage chains', 'chains/s', 'jobs/s', 'elapsed ms', 'submit ms', `commits/${per}`, `xids/${per}`, 'rows/job', 'peak RSS MB'];
   const body = rows.map((r) => {
     if ('skipped' in r) return [r.system, `skipped: ${r.skipped}`];
-    const tail = [r.xactsPerItem.toFixed(2), r.xidsPerItem.toFixed(2), r.peakRssMb.toFixed(1)];
+    const tail = [r.xactsPerItem.toFixed(2), r.xidsPerItem.toFixed(2), r.rowWritesPerJob.toFixed(2), r.peakRssMb.toFixed(1)];
     if (noop) return [r.system, r.itemsPerSec.toFixed(0), String(r.elapsedMs), ...tail];
     const submitMs = r.extra['submitMs'];
     return [r.system, r.itemsPerSec.toFixed(1), String(r.jobsPerSec), String(r.elapsedMs), typeof submitMs === 'number' ? String(submitMs) : '', ...tail];

@@ -178,6 +178,7 @@ CREATE TABLE kiln.jobs (
     redeliveries integer DEFAULT 0 NOT NULL,
     last_error json,
     lock_wait_since bigint,
+    started_at bigint,
     CONSTRAINT jobs_kind_check CHECK ((kind = ANY (ARRAY['stage'::text, 'rollback'::text]))),
     CONSTRAINT jobs_state_check CHECK ((state = ANY (ARRAY['ready'::text, 'leased'::text, 'parked'::text, 'dead'::text])))
 );
@@ -190,7 +191,7 @@ CREATE FUNCTION kiln.claim_jobs(p_now bigint, p_queues text[], p_workers text[],
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
-    AS $$-- sha256:3cb76db1a5717f7c7b831b135879d8479cca4add508bad99847419e75dadb44c$$;
+    AS $$-- sha256:0340407e61ef729d232c6c68d0037b15a9cf72e70a6fa1340cccae39ffa392d0$$;
 
 --
 -- Name: commit_batch_with_publications(json, bigint, text, text[]); Type: FUNCTION; Schema: kiln; Owner: -
@@ -218,7 +219,7 @@ CREATE FUNCTION kiln.complete_distinct_items(p_items kiln.commit_item[], p_now b
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
-    AS $$-- sha256:7c36a635eeabdb5efe1102878826e8492aa44eb927e5cc652ac19f75f9a5b646$$;
+    AS $$-- sha256:af6c642c50557c459b0b0815cb121113bb37a88ff3e5adf149840d24cf8ec05a$$;
 
 --
 -- Name: complete_item(kiln.commit_item, bigint, text); Type: FUNCTION; Schema: kiln; Owner: -
@@ -227,7 +228,7 @@ CREATE FUNCTION kiln.complete_distinct_items(p_items kiln.commit_item[], p_now b
 CREATE FUNCTION kiln.complete_item(p_item kiln.commit_item, p_now bigint, p_channel text, OUT outcome text, OUT run_status text, OUT woken_queue text, OUT publications_refused integer) RETURNS record
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
-    AS $$-- sha256:9377e4788379464b92dcb2a15d86eae075246a2dd17a534fa410a7ea95a5684c$$;
+    AS $$-- sha256:d1d8779fe1a5b2a4cec1da4ccd054a43844d3b90ce258e8a8c1a67c440b829e3$$;
 
 --
 -- Name: enqueue_job(kiln.commit_item, text, text, text, text, bigint, text); Type: FUNCTION; Schema: kiln; Owner: -
@@ -245,7 +246,7 @@ CREATE FUNCTION kiln.enqueue_job(p_item kiln.commit_item, p_run_id text, p_pipel
 CREATE FUNCTION kiln.fail_item(p_item kiln.commit_item, p_now bigint, p_channel text, p_park_from text[], OUT outcome text, OUT run_status text, OUT woken_queue text) RETURNS record
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
-    AS $$-- sha256:78b22c990fbe2ca96782cd69b31a04ee49da0c6a1cecc54e5fbba30949737b4f$$;
+    AS $$-- sha256:8e8ddbe705d68ce250a62a9cadadda5742741690539cf1748b108d816196340e$$;
 
 --
 -- Name: lease_refusal(text); Type: FUNCTION; Schema: kiln; Owner: -
@@ -490,6 +491,37 @@ CREATE TABLE kiln.stage_records (
     CONSTRAINT stage_records_rollback_status_check CHECK ((rollback_status = ANY (ARRAY['pending'::text, 'succeeded'::text, 'dead_lettered'::text]))),
     CONSTRAINT stage_records_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'running'::text, 'succeeded'::text, 'failed'::text, 'dead_lettered'::text, 'skipped'::text])))
 );
+
+--
+-- Name: stage_records_live; Type: VIEW; Schema: kiln; Owner: -
+--
+
+CREATE VIEW kiln.stage_records_live AS
+ SELECT s.run_id,
+    s.stage,
+    s.stage_index,
+        CASE
+            WHEN (j.state = 'leased'::text) THEN 'running'::text
+            ELSE s.status
+        END AS status,
+    (s.attempts + COALESCE(j.attempt, 0)) AS attempts,
+    s.output,
+    s.error,
+    s.progress,
+        CASE
+            WHEN (j.state = 'leased'::text) THEN j.lease_owner
+            ELSE s.lease_owner
+        END AS lease_owner,
+        CASE
+            WHEN (j.state = 'leased'::text) THEN j.lease_until
+            ELSE s.lease_until
+        END AS lease_until,
+    s.rollback_status,
+    COALESCE(s.started_at, j.started_at) AS started_at,
+    s.finished_at,
+    s.duration_ms
+   FROM (kiln.stage_records s
+     LEFT JOIN kiln.jobs j ON (((j.run_id = s.run_id) AND (j.stage = s.stage) AND (j.kind = 'stage'::text) AND (j.state <> 'dead'::text))));
 
 --
 -- Name: version_counters; Type: TABLE; Schema: kiln; Owner: -

@@ -94,6 +94,8 @@ export interface JobRowOf<ErrorJson> {
   redeliveries: number;
   last_error: ErrorJson | null;
   lock_wait_since: number | null;
+  /** The job's first claim (migration 0015 / 0020): its stage's start while the record has none. */
+  started_at: number | null;
 }
 
 /** A `ledger` row; `Json` as in {@link RunRowOf}. */

@@ -18,7 +18,8 @@ import { endRun, requireRun, updateRun, type RunChanges } from './run-state.ts';
 function restartJob(ctx: SqliteContext, job: JobRow, run: RunRow, now: number, extra: RunChanges = {}): RunRow {
   const sql = ctx.sql();
   sql.unleaseJob.run({ id: job.id, state: 'ready', available_at: now, attempt: 0, last_error: job.last_error, lock_wait_since: null });
-  if (job.kind === 'stage') sql.resetStage.run(run.id, job.stage);
+  // A parked job's claims were added on read; with its attempt reset the record counts them.
+  if (job.kind === 'stage') sql.resetStage.run(job.state === 'dead' ? 0 : job.attempt, job.started_at, run.id, job.stage);
   ctx.wake(job.queue);
   return updateRun(ctx, run, { status: 'running', current_stage: job.stage, ...extra }, now);
 }

@@ -34,7 +34,7 @@ export type FailedAttemptRow = FailedAttemptRowOf<string>;
 export const JOB_COLUMNS =
   'id, run_id, pipeline, stage, queue, kind, state, idempotency_key, dead_slot, attempt, max_attempts, priority, ' +
   'available_at, enqueued_at, tenant, trace_id, lease_owner, lease_token, fence, lease_until, lease_ms, redeliveries, last_error, ' +
-  'lock_wait_since';
+  'lock_wait_since, started_at';
 
 /** A raw row of {@link JOB_COLUMNS} -> {@link JobRow}. */
 export function jobRowFromValues(v: readonly unknown[]): JobRow {
@@ -63,6 +63,7 @@ export function jobRowFromValues(v: readonly unknown[]): JobRow {
     redeliveries: v[21] as number,
     last_error: v[22] as string | null,
     lock_wait_since: v[23] as number | null,
+    started_at: v[24] as number | null,
   };
 }
 

@@ -76,7 +76,8 @@ export function endRun(
 ): RunRow {
   const sql = ctx.sql();
   sql.retireJobsOfRun.run(now, row.id);
-  sql.deleteJobsOfRun.run(row.id);
+  // Before the delete: the stages read their live jobs' claims (migration 0015).
   sql.skipUnfinishedStages.run(row.id);
+  sql.deleteJobsOfRun.run(row.id);
   return updateRun(ctx, row, { status, error: toJsonOrNull(error), current_stage: null, finished_at: now }, now);
 }

@@ -42,7 +42,11 @@
 --       queue depth: ready jobs come off jobs_ready_tenant per tenant, ready retries off
 --       jobs_ready_retries, expired leases off jobs_lease_expiry (usually empty). The cost grows
 --       with the number of tenants with ready jobs in a requested queue (each has a head read).
---     * Locks go job first, then stage record and run, like every other operation.
+--     * Locks go job first, then run, like every other operation. Stage records are not written
+--       (migration 0020): a leased stage job's record reads running from the job
+--       (stage_records_live); the job keeps its first claim in started_at.
+--     * `outputs` are the succeeded stages as read before this statement's leases: neither a
+--       stage a job of this claim runs nor one whose job was already leased (both running).
 --     * `run` is read from the snapshot, not from the runs update: a CTE joined back to the
 --       leased rows is planned as a nested loop (the planner cannot size either side),
 --       quadratic in the batch size. The job's row lock keeps the run from changing meanwhile
@@ -156,15 +160,9 @@ BEGIN
     UPDATE jobs j SET state = 'leased', attempt = j.attempt + 1,
       redeliveries = j.redeliveries + CASE WHEN a.picked_state = 'leased' THEN 1 ELSE 0 END,
       lease_owner = a.worker_id, lease_token = p_tokens[a.pos], fence = nextval('fence_seq'),
-      lease_until = v_now + a.lease_ms, lease_ms = a.lease_ms
+      lease_until = v_now + a.lease_ms, lease_ms = a.lease_ms, started_at = coalesce(j.started_at, v_now)
     FROM assigned a WHERE j.id = a.id
-    RETURNING j AS job, j.run_id, j.stage, j.kind, j.idempotency_key, j.lease_owner, j.lease_until, a.pos, a.picked_state
-  ),
-  staged AS (
-    -- A rollback job compensates a stage that succeeded: that record's status must stay as is.
-    UPDATE stage_records st SET status = 'running', attempts = st.attempts + 1, lease_owner = l.lease_owner,
-      lease_until = l.lease_until, started_at = coalesce(st.started_at, v_now)
-    FROM leased l WHERE l.kind = 'stage' AND st.run_id = l.run_id AND st.stage = l.stage
+    RETURNING j AS job, j.run_id, j.stage, j.kind, j.idempotency_key, a.pos, a.picked_state
   ),
   started AS (
     -- Only a run's first claim finds it queued: later stages skip the write.
@@ -174,7 +172,7 @@ BEGIN
   SELECT l.job, l.pos, l.picked_state, row_to_json(r), CASE WHEN r.status = 'queued' THEN v_now END,
     -- Read before this statement's own updates: the stage a claimed job runs is not an output
     -- (it is running now), even when a duplicate of it succeeded before.
-    (SELECT json_object_agg(st.stage, st.output) FROM stage_records st
+    (SELECT json_object_agg(st.stage, st.output) FROM stage_records_live st
      WHERE st.run_id = l.run_id AND st.status = 'succeeded' AND NOT (l.kind = 'stage' AND st.stage = l.stage)),
     lg.run_id IS NOT NULL, lg.output
   FROM leased l

@@ -53,6 +53,10 @@
 --     ends failed; with one it keeps its status until the last compensation completes and ends
 --     it failed. A dead_letter or fail item's compensation is enqueued and its stage's
 --     rollback_status becomes pending.
+--   * A stage record counts the claims of its stage's live job on read only (migration 0020): a
+--     completion, and a failure that leaves the job dead, add the job's attempt to `attempts`;
+--     a retry or park leaves the job live and adds nothing. Both set started_at from the job's
+--     first claim when the record has none.
 
 -- Enqueues the item's job for a run, ready now. Returns true, after a NOTIFY, when a job was
 -- inserted (false when a live job with the same key absorbed it).
@@ -93,7 +97,7 @@ BEGIN
   -- next job can never be absorbed by this one's live key.
   DELETE FROM jobs
   WHERE id = p_item.job_id AND lease_token = p_item.token AND state = 'leased' AND lease_until > p_now
-  RETURNING run_id, pipeline, stage, kind, idempotency_key, tenant, trace_id, fence INTO d;
+  RETURNING run_id, pipeline, stage, kind, idempotency_key, tenant, trace_id, fence, attempt, started_at INTO d;
   IF NOT FOUND THEN
     outcome := CASE lease_refusal(p_item.job_id) WHEN 'cancelled' THEN 'cancelled' ELSE 'lease_lost' END;
     RETURN;
@@ -107,7 +111,8 @@ BEGIN
   ON CONFLICT DO NOTHING;
   IF d.kind = 'stage' THEN
     UPDATE stage_records SET status = 'succeeded', output = p_item.output::json, error = NULL, lease_owner = NULL,
-      lease_until = NULL, finished_at = p_now, duration_ms = p_item.duration_ms
+      lease_until = NULL, finished_at = p_now, duration_ms = p_item.duration_ms, attempts = attempts + d.attempt,
+      started_at = coalesce(started_at, d.started_at)
     WHERE run_id = d.run_id AND stage = d.stage;
   ELSE
     UPDATE stage_records SET rollback_status = 'succeeded' WHERE run_id = d.run_id AND stage = d.stage;
@@ -191,7 +196,9 @@ BEGIN
   IF v_job.kind = 'stage' THEN
     UPDATE stage_records SET status = v_stage_status,
       error = p_item.error::json, duration_ms = p_item.duration_ms, lease_owner = NULL, lease_until = NULL,
-      finished_at = CASE WHEN v_state = 'dead' THEN p_now ELSE finished_at END
+      finished_at = CASE WHEN v_state = 'dead' THEN p_now ELSE finished_at END,
+      attempts = attempts + CASE WHEN v_state = 'dead' THEN v_job.attempt ELSE 0 END,
+      started_at = coalesce(started_at, v_job.started_at)
     WHERE run_id = v_job.run_id AND stage = v_job.stage;
   ELSIF v_state = 'dead' THEN
     UPDATE stage_records SET rollback_status = 'dead_lettered' WHERE run_id = v_job.run_id AND stage = v_job.stage;
@@ -276,7 +283,7 @@ BEGIN
     -- without it each item is one primary-key lookup.
     DELETE FROM jobs j USING it
     WHERE j.id = it.job_id AND j.lease_token = it.token AND j.lease_until > p_now
-    RETURNING it.ord, j.run_id, j.pipeline, j.stage, j.kind, j.idempotency_key, j.tenant, j.trace_id, j.fence,
+    RETURNING it.ord, j.run_id, j.pipeline, j.stage, j.kind, j.idempotency_key, j.tenant, j.trace_id, j.fence, j.attempt, j.started_at,
       it.output, it.duration_ms, it.enqueue_id, it.enqueue_stage, it.enqueue_queue, it.enqueue_kind, it.enqueue_key,
       it.enqueue_max_attempts, it.enqueue_priority
   ),
@@ -297,6 +304,8 @@ BEGIN
       lease_until = CASE WHEN d.kind = 'stage' THEN NULL ELSE st.lease_until END,
       finished_at = CASE WHEN d.kind = 'stage' THEN p_now ELSE st.finished_at END,
       duration_ms = CASE WHEN d.kind = 'stage' THEN d.duration_ms ELSE st.duration_ms END,
+      attempts = CASE WHEN d.kind = 'stage' THEN st.attempts + d.attempt ELSE st.attempts END,
+      started_at = CASE WHEN d.kind = 'stage' THEN coalesce(st.started_at, d.started_at) ELSE st.started_at END,
       rollback_status = CASE WHEN d.kind = 'stage' THEN st.rollback_status ELSE 'succeeded' END
     FROM done d WHERE st.run_id = d.run_id AND st.stage = d.stage
   ),

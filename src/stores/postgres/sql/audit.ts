@@ -74,8 +74,9 @@ export const auditRunJobs = (s: string): Statement =>
 
 /**
  * In: after, limit. Out: the page's run count and last id on every row, with each disagreement
- * between the ledger and the stage records of its runs (a `stage` entry exactly for each
- * succeeded stage, a `rollback` entry exactly for each succeeded rollback), or one row of NULLs
+ * between the ledger and the stage records of its runs as read (stage_records_live, migration
+ * 0020: a stage whose job is leased is running), a `stage` entry exactly for each succeeded
+ * stage, a `rollback` entry exactly for each succeeded rollback, or one row of NULLs
  * when there is none. Stage records and ledger entries are found by their primary keys' leading
  * run_id. `key` is the ledger's for `unexpected`, NULL for `missing`.
  */
@@ -86,10 +87,10 @@ export const auditLedgerMismatches = (s: string): Statement =>
      stats AS (SELECT count(*)::int AS scanned, max(id) AS last_id FROM page),
      expected AS (
        SELECT st.run_id, st.stage, 'stage'::text AS kind, st.status, st.rollback_status
-       FROM page AS p JOIN ${s}.stage_records AS st ON st.run_id = p.id WHERE st.status = 'succeeded'
+       FROM page AS p JOIN ${s}.stage_records_live AS st ON st.run_id = p.id WHERE st.status = 'succeeded'
        UNION ALL
        SELECT st.run_id, st.stage, 'rollback', st.status, st.rollback_status
-       FROM page AS p JOIN ${s}.stage_records AS st ON st.run_id = p.id WHERE st.rollback_status = 'succeeded'
+       FROM page AS p JOIN ${s}.stage_records_live AS st ON st.run_id = p.id WHERE st.rollback_status = 'succeeded'
      ),
      found AS (
        SELECT e.run_id, e.stage, e.kind, 'missing'::text AS problem, NULL::text AS key, e.status AS stage_status, e.rollback_status
@@ -98,7 +99,7 @@ export const auditLedgerMismatches = (s: string): Statement =>
        UNION ALL
        SELECT l.run_id, l.stage, l.kind, 'unexpected', l.key, st.status, st.rollback_status
        FROM page AS p JOIN ${s}.ledger AS l ON l.run_id = p.id
-       LEFT JOIN ${s}.stage_records AS st ON st.run_id = l.run_id AND st.stage = l.stage
+       LEFT JOIN ${s}.stage_records_live AS st ON st.run_id = l.run_id AND st.stage = l.stage
        WHERE CASE l.kind WHEN 'stage' THEN st.status IS DISTINCT FROM 'succeeded'
                          ELSE st.rollback_status IS DISTINCT FROM 'succeeded' END
      )

@@ -176,9 +176,9 @@ progress AS (
   WHERE r.has_progress ORDER BY r.job_id, r.ord DESC
 ),
 staged AS (
-  UPDATE ${s}.stage_records st SET lease_until = x.lease_until,
-    progress = CASE WHEN p.job_id IS NULL THEN st.progress ELSE p.progress::json END
-  FROM renewed x LEFT JOIN progress p ON p.job_id = x.id
+  -- The renewed lease is read from the job (migration 0020): the record changes for progress only.
+  UPDATE ${s}.stage_records st SET progress = p.progress::json
+  FROM renewed x JOIN progress p ON p.job_id = x.id
   WHERE x.kind = 'stage' AND st.run_id = x.run_id AND st.stage = x.stage
 )
 SELECT x.lease_until, CASE WHEN x.id IS NULL THEN ${s}.lease_refusal(r.job_id) END AS refusal
@@ -201,10 +201,12 @@ released AS (
   UPDATE ${s}.jobs j SET state = 'ready', available_at = ${NOW} + r.delay_ms, attempt = greatest(0, j.attempt - 1),
     lock_wait_since = CASE WHEN r.lock_wait THEN coalesce(j.lock_wait_since, ${NOW}) END, ${CLEAR_LEASE}
   FROM r WHERE j.id = r.job_id AND j.lease_token = r.token AND j.state = 'leased'
-  RETURNING j.run_id, j.stage, j.kind, j.queue, r.delay_ms = 0 AS ready_now
+  RETURNING j.run_id, j.stage, j.kind, j.queue, j.started_at, r.delay_ms = 0 AS ready_now
 ),
 staged AS (
-  UPDATE ${s}.stage_records st SET status = 'pending', attempts = greatest(0, st.attempts - 1), lease_owner = NULL, lease_until = NULL
+  -- The job's attempt, added on read (migration 0020), no longer counts the claim.
+  UPDATE ${s}.stage_records st SET status = 'pending', lease_owner = NULL, lease_until = NULL,
+    started_at = coalesce(st.started_at, x.started_at)
   FROM released x WHERE x.kind = 'stage' AND st.run_id = x.run_id AND st.stage = x.stage
 ),
 woken AS (SELECT pg_notify($4, q.queue) FROM (SELECT DISTINCT queue FROM released WHERE ready_now) q)
@@ -225,10 +227,12 @@ WITH expired AS (
 reaped AS (
   UPDATE ${s}.jobs j SET state = 'ready', redeliveries = j.redeliveries + 1, ${CLEAR_LEASE}
   FROM expired e WHERE j.id = e.id
-  RETURNING j.run_id, j.stage, j.kind, j.queue
+  RETURNING j.run_id, j.stage, j.kind, j.queue, j.started_at
 ),
 staged AS (
-  UPDATE ${s}.stage_records st SET lease_owner = NULL, lease_until = NULL
+  -- A reaped stage still reads running, as it always has (the claim wrote no record: migration 0020).
+  UPDATE ${s}.stage_records st SET status = 'running', lease_owner = NULL, lease_until = NULL,
+    started_at = coalesce(st.started_at, x.started_at)
   FROM reaped x WHERE x.kind = 'stage' AND st.run_id = x.run_id AND st.stage = x.stage
 ),
 woken AS (SELECT pg_notify($2, q.queue) FROM (SELECT DISTINCT queue FROM reaped) q)
@@ -262,8 +266,13 @@ WITH retired AS (
 ),
 deleted AS (DELETE FROM ${s}.jobs WHERE run_id = ANY ($2::text[])),
 skipped AS (
-  UPDATE ${s}.stage_records SET status = 'skipped', lease_owner = NULL, lease_until = NULL
-  WHERE run_id = ANY ($2::text[]) AND status <> 'succeeded'
+  -- As read before the delete (one snapshot): a leased duplicate of a succeeded stage is running
+  -- and is skipped too, and a live stage job's claims are counted (migration 0020).
+  UPDATE ${s}.stage_records st SET status = CASE WHEN v.status = 'succeeded' THEN v.status ELSE 'skipped' END,
+    attempts = v.attempts, started_at = v.started_at, lease_owner = NULL, lease_until = NULL
+  FROM ${s}.stage_records_live v
+  WHERE v.run_id = ANY ($2::text[]) AND st.run_id = v.run_id AND st.stage = v.stage
+    AND (v.status <> 'succeeded' OR v.attempts <> st.attempts)
 )
 UPDATE ${s}.runs SET status = $3, error = $4::json, current_stage = NULL, finished_at = ${NOW}, updated_at = ${NOW}
 WHERE id = ANY ($2::text[])

@@ -39,15 +39,20 @@ export const restartJob = (s: string): Statement =>
   statement(
     'restart_job',
     `
-WITH job AS (
+WITH before AS (SELECT state, attempt FROM ${s}.jobs WHERE id = $2),
+job AS (
   UPDATE ${s}.jobs SET state = 'ready', available_at = ${NOW}, attempt = 0,
     lease_owner = NULL, lease_token = NULL, fence = NULL, lease_until = NULL, lease_ms = NULL
   WHERE id = $2
   RETURNING *
 ),
 staged AS (
-  UPDATE ${s}.stage_records st SET status = 'pending'
-  FROM job WHERE job.kind = 'stage' AND st.run_id = job.run_id AND st.stage = job.stage
+  -- A parked job's claims were added on read (migration 0020); with its attempt reset the record
+  -- counts them (a dead job's are counted already).
+  UPDATE ${s}.stage_records st SET status = 'pending',
+    attempts = st.attempts + CASE WHEN before.state = 'dead' THEN 0 ELSE before.attempt END,
+    started_at = coalesce(st.started_at, job.started_at)
+  FROM job, before WHERE job.kind = 'stage' AND st.run_id = job.run_id AND st.stage = job.stage
 ),
 moved AS (
   UPDATE ${s}.runs r SET status = 'running', current_stage = job.stage, updated_at = ${NOW},

@@ -25,12 +25,15 @@ export const listJobs =
   (where, limitParam) =>
     `SELECT * FROM ${s}.jobs ${where} ORDER BY enqueued_at, id LIMIT $${limitParam}`;
 
-/** In: run id. Out: the run and its stage records in pipeline order (one snapshot, JSON rows). */
+/**
+ * In: run id. Out: the run and its stage records as read (leases from the live jobs, migration
+ * 0020) in pipeline order (one snapshot, JSON rows).
+ */
 export const getRun = (s: string): Statement =>
   statement(
     'get_run',
     `SELECT row_to_json(r) AS run,
-       (SELECT coalesce(json_agg(st ORDER BY st.stage_index), '[]'::json) FROM ${s}.stage_records st WHERE st.run_id = r.id) AS stages
+       (SELECT coalesce(json_agg(st ORDER BY st.stage_index), '[]'::json) FROM ${s}.stage_records_live st WHERE st.run_id = r.id) AS stages
      FROM ${s}.runs r WHERE r.id = $1`,
   );
 

@@ -11,7 +11,7 @@ import type { ClaimedJob, ClaimRequest } from '../../../core/ports/jobs.ts';
 import type { SqliteContext } from '../context.ts';
 import { fromJson, jobFromRow, jobRowFromValues, runFromRow, type JobRow, type RunRow } from '../rows.ts';
 import { inClaimOrder, type ClaimOrderKey } from '../../shared/claim-order.ts';
-import { MAX_PICK_LIMIT, type LeaseJobParams } from '../sql/jobs.ts';
+import { MAX_PICK_LIMIT } from '../sql/jobs.ts';
 
 /** A job chosen for a claim (its row as read), with the request it answers. */
 interface PickedJob {
@@ -77,8 +77,9 @@ function pickAll(ctx: SqliteContext, requests: readonly ClaimRequest[], now: num
 
 /**
  * Leases the picked jobs in order, each with its own token and the next fence of one block, and
- * marks their stage records running and queued runs running (patching `runs` to match). Each
- * lease is computed here from the picked row and written as computed, so no row is read back.
+ * marks queued runs running (patching `runs` to match). Each lease is computed here from the
+ * picked row and written as computed, so no row is read back. Stage records are not written: a
+ * leased stage job's record reads running from the job (stage_records_live, migration 0015).
  */
 function leasePicked(ctx: SqliteContext, picks: readonly PickedJob[], runs: Map<string, RunRow>, now: number): JobRow[] {
   const sql = ctx.sql();
@@ -96,25 +97,21 @@ function leasePicked(ctx: SqliteContext, picks: readonly PickedJob[], runs: Map<
       fence: firstFence + i,
       lease_until: now + request.leaseMs,
       lease_ms: request.leaseMs,
+      now,
     };
     sql.leaseJob.run(lease);
-    markClaimed(ctx, row, lease, runs, now);
-    const { owner, token, ...fields } = lease;
-    return { ...row, ...fields, state: 'leased', lease_owner: owner, lease_token: token };
+    markRunStarted(ctx, row, runs, now);
+    const { owner, token, now: claimedAt, ...fields } = lease;
+    return { ...row, ...fields, state: 'leased', lease_owner: owner, lease_token: token, started_at: row.started_at ?? claimedAt };
   });
 }
 
-/** A claimed stage job's record becomes running; a queued run becomes running (once). */
-function markClaimed(ctx: SqliteContext, job: JobRow, lease: LeaseJobParams, runs: Map<string, RunRow>, now: number): void {
-  const sql = ctx.sql();
-  // A rollback job compensates a stage that succeeded: that record's status must stay as is.
-  if (job.kind === 'stage') {
-    sql.claimStage.run({ run_id: job.run_id, stage: job.stage, owner: lease.owner, lease_until: lease.lease_until, now });
-  }
+/** A queued run becomes running (once). */
+function markRunStarted(ctx: SqliteContext, job: JobRow, runs: Map<string, RunRow>, now: number): void {
   const run = runs.get(job.run_id);
   // Only a run's first claim finds it queued: later stages skip the write.
   if (run?.status === 'queued') {
-    sql.markRunRunning.run(now, job.run_id);
+    ctx.sql().markRunRunning.run(now, job.run_id);
     runs.set(job.run_id, { ...run, status: 'running', updated_at: now });
   }
 }

@@ -64,7 +64,15 @@ function completeStage(ctx: SqliteContext, request: CompleteStageRequest, now: n
   // The first completion of a key wins; a duplicate keeps the recorded outcome.
   sql.insertLedger.run({ run_id: job.run_id, key: job.idempotency_key, stage: job.stage, kind: job.kind, output, now });
   if (job.kind === 'stage') {
-    sql.succeedStage.run({ run_id: job.run_id, stage: job.stage, output, now, duration_ms: request.durationMs });
+    sql.succeedStage.run({
+      run_id: job.run_id,
+      stage: job.stage,
+      output,
+      now,
+      duration_ms: request.durationMs,
+      attempt: job.attempt,
+      started_at: job.started_at,
+    });
   } else {
     sql.setRollbackStatus.run('succeeded', job.run_id, job.stage);
   }
@@ -148,6 +156,9 @@ function failStage(ctx: SqliteContext, request: FailStageRequest, now: number): 
       error,
       duration_ms: request.durationMs,
       finished_at: effect.jobState === 'dead' ? now : null,
+      // A dead job's claims count on the record now; a live one's are added on read (0015).
+      attempts: effect.jobState === 'dead' ? job.attempt : 0,
+      started_at: job.started_at,
     });
   } else if (effect.jobState === 'dead') {
     sql.setRollbackStatus.run('dead_lettered', run.id, job.stage);

@@ -61,15 +61,9 @@ export function renewLeases(ctx: SqliteContext, renewals: readonly LeaseRenewal[
     const { job } = check;
     const leaseUntil = now + (job.lease_ms ?? 0);
     sql.renewJob.run(leaseUntil, job.id);
-    if (job.kind === 'stage') {
-      const hasProgress = renewal.progress !== undefined;
-      sql.renewStage.run({
-        run_id: job.run_id,
-        stage: job.stage,
-        lease_until: leaseUntil,
-        set_progress: hasProgress ? 1 : 0,
-        progress: hasProgress ? toJson(renewal.progress ?? null) : null,
-      });
+    // The renewed lease is read from the job (migration 0015): the record changes for progress only.
+    if (job.kind === 'stage' && renewal.progress !== undefined) {
+      sql.setStageProgress.run({ run_id: job.run_id, stage: job.stage, progress: toJson(renewal.progress ?? null) });
     }
     return { status: 'renewed', leaseUntil };
   });
@@ -96,7 +90,7 @@ export function releaseJobs(ctx: SqliteContext, leases: readonly JobRelease[]): 
       last_error: job.last_error,
       lock_wait_since: lease.lockWait === true ? (job.lock_wait_since ?? now) : null,
     });
-    if (job.kind === 'stage') sql.releaseStage.run(job.run_id, job.stage);
+    if (job.kind === 'stage') sql.releaseStage.run(job.started_at, job.run_id, job.stage);
     if (delayMs === 0) ctx.wake(job.queue);
     released += 1;
   }
@@ -108,7 +102,7 @@ export function reapExpiredLeases(ctx: SqliteContext): ReapResult {
   const sql = ctx.sql();
   const redelivered: Record<string, number> = {};
   for (const job of sql.reapExpired.all(ctx.clock.now())) {
-    if (job.kind === 'stage') sql.clearStageLease.run(job.run_id, job.stage);
+    if (job.kind === 'stage') sql.reapStage.run(job.started_at, job.run_id, job.stage);
     redelivered[job.queue] = (redelivered[job.queue] ?? 0) + 1;
     ctx.wake(job.queue);
   }

@@ -53,8 +53,9 @@ export const AUDIT_RUN_JOBS = `
 
 /**
  * In: after, limit. Out: the page's run count and last id on every row, with each disagreement
- * between the ledger and the stage records of its runs (a `stage` entry exactly for each
- * succeeded stage, a `rollback` entry exactly for each succeeded rollback), or one row of NULLs
+ * between the ledger and the stage records of its runs as read (stage_records_live, migration
+ * 0015: a stage whose job is leased is running), a `stage` entry exactly for each succeeded
+ * stage, a `rollback` entry exactly for each succeeded rollback, or one row of NULLs
  * when there is none. Stage records and ledger entries are found by their primary keys' leading
  * run_id; CROSS JOIN fixes the join order (SQLite never reorders it), so they are looked up for
  * the page's runs rather than scanned. `key` is the ledger's for `unexpected`, NULL for `missing`.
@@ -64,10 +65,10 @@ export const AUDIT_LEDGER_MISMATCHES = `
   stats AS (SELECT count(*) AS scanned, max(id) AS last_id FROM page),
   expected AS (
     SELECT s.run_id, s.stage, 'stage' AS kind, s.status, s.rollback_status
-    FROM page AS p CROSS JOIN stage_records AS s ON s.run_id = p.id WHERE s.status = 'succeeded'
+    FROM page AS p CROSS JOIN stage_records_live AS s ON s.run_id = p.id WHERE s.status = 'succeeded'
     UNION ALL
     SELECT s.run_id, s.stage, 'rollback', s.status, s.rollback_status
-    FROM page AS p CROSS JOIN stage_records AS s ON s.run_id = p.id WHERE s.rollback_status = 'succeeded'
+    FROM page AS p CROSS JOIN stage_records_live AS s ON s.run_id = p.id WHERE s.rollback_status = 'succeeded'
   ),
   found AS (
     SELECT e.run_id, e.stage, e.kind, 'missing' AS problem, NULL AS key, e.status AS stage_status, e.rollback_status
@@ -76,7 +77,7 @@ export const AUDIT_LEDGER_MISMATCHES = `
     UNION ALL
     SELECT l.run_id, l.stage, l.kind, 'unexpected', l.key, s.status, s.rollback_status
     FROM page AS p CROSS JOIN ledger AS l ON l.run_id = p.id
-    LEFT JOIN stage_records AS s ON s.run_id = l.run_id AND s.stage = l.stage
+    LEFT JOIN stage_records_live AS s ON s.run_id = l.run_id AND s.stage = l.stage
     WHERE CASE l.kind WHEN 'stage' THEN s.status IS NOT 'succeeded' ELSE s.rollback_status IS NOT 'succeeded' END
   )
   SELECT st.scanned, st.last_id, f.run_id, f.stage, f.kind, f.problem, f.key, f.stage_status, f.rollback_status

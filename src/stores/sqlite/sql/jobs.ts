@@ -90,53 +90,70 @@ export function insertStagesSql(count: number): string {
   return `INSERT INTO stage_records (run_id, stage, stage_index, status) VALUES ${rows}`;
 }
 
-/** In: a JSON array of run ids. Out: (run, stage, output) of their succeeded stages. */
+/**
+ * In: a JSON array of run ids. Out: (run, stage, output) of their succeeded stages, as read
+ * (stage_records_live, migration 0015): a stage whose job is leased — a duplicate of a
+ * succeeded stage being claimed, this batch's included — is running, not an output.
+ */
 export const SELECT_SUCCEEDED_OUTPUTS = `
-  SELECT run_id, stage, output FROM stage_records
+  SELECT run_id, stage, output FROM stage_records_live
   WHERE run_id IN (SELECT value FROM json_each(?)) AND status = 'succeeded'`;
 
-/** In: run id, stage, owner, lease end, now. A claimed stage job's record: running, one more attempt. */
-export const CLAIM_STAGE = `
-  UPDATE stage_records SET status = 'running', attempts = attempts + 1, lease_owner = @owner,
-    lease_until = @lease_until, started_at = COALESCE(started_at, @now)
+/**
+ * In: run id, stage, progress JSON. A renewal's progress marker (a JSON `null` marker is stored
+ * as 'null'). The renewed lease itself is read from the job (migration 0015).
+ */
+export const SET_STAGE_PROGRESS = 'UPDATE stage_records SET progress = @progress WHERE run_id = @run_id AND stage = @stage';
+
+/**
+ * In: output, now, duration, the completed job's attempt and first claim, run id, stage. The
+ * stage's success, counting the job's claims (migration 0015); a stale error is cleared.
+ */
+export const SUCCEED_STAGE = `
+  UPDATE stage_records SET status = 'succeeded', output = @output, error = NULL, lease_owner = NULL,
+    lease_until = NULL, finished_at = @now, duration_ms = @duration_ms, attempts = attempts + @attempt,
+    started_at = COALESCE(started_at, @started_at)
   WHERE run_id = @run_id AND stage = @stage`;
 
 /**
- * In: lease end, set_progress (0/1), progress JSON, run id, stage. Mirrors a renewed lease and
- * records the progress marker when one was sent (a JSON `null` marker is stored as 'null').
+ * In: status (failed | dead_lettered), error, duration, finished_at (NULL = keep), the job's
+ * claims to count (its attempt when it is dead now, else 0: a live job's are added on read,
+ * migration 0015), its first claim, run id, stage.
  */
-export const RENEW_STAGE = `
-  UPDATE stage_records SET lease_until = @lease_until,
-    progress = CASE WHEN @set_progress = 1 THEN @progress ELSE progress END
-  WHERE run_id = @run_id AND stage = @stage`;
-
-/** In: output, now, duration, run id, stage. The stage's success; a stale error is cleared. */
-export const SUCCEED_STAGE = `
-  UPDATE stage_records SET status = 'succeeded', output = @output, error = NULL, lease_owner = NULL,
-    lease_until = NULL, finished_at = @now, duration_ms = @duration_ms
-  WHERE run_id = @run_id AND stage = @stage`;
-
-/** In: status (failed | dead_lettered), error, duration, finished_at (NULL = keep), run id, stage. */
 export const FAIL_STAGE = `
   UPDATE stage_records SET status = @status, error = @error, duration_ms = @duration_ms,
-    lease_owner = NULL, lease_until = NULL, finished_at = COALESCE(@finished_at, finished_at)
+    lease_owner = NULL, lease_until = NULL, finished_at = COALESCE(@finished_at, finished_at),
+    attempts = attempts + @attempts, started_at = COALESCE(started_at, @started_at)
   WHERE run_id = @run_id AND stage = @stage`;
 
 /** In: rollback status, run id, stage. */
 export const SET_ROLLBACK_STATUS = 'UPDATE stage_records SET rollback_status = ? WHERE run_id = ? AND stage = ?';
 
-/** In: run id, stage. A handed-back claim: pending again and the attempt not counted. */
+/**
+ * In: the job's first claim, run id, stage. A handed-back claim: pending again (the job's
+ * attempt, added on read, no longer counts it).
+ */
 export const RELEASE_STAGE = `
-  UPDATE stage_records SET status = 'pending', attempts = MAX(0, attempts - 1), lease_owner = NULL, lease_until = NULL
+  UPDATE stage_records SET status = 'pending', lease_owner = NULL, lease_until = NULL, started_at = COALESCE(started_at, ?)
   WHERE run_id = ? AND stage = ?`;
 
-/** In: run id, stage. The lease on the record ended (expired and reaped). */
-export const CLEAR_STAGE_LEASE = 'UPDATE stage_records SET lease_owner = NULL, lease_until = NULL WHERE run_id = ? AND stage = ?';
+/** In: the job's first claim, run id, stage. The lease expired and was reaped: still `running`, as ever. */
+export const REAP_STAGE = `
+  UPDATE stage_records SET status = 'running', lease_owner = NULL, lease_until = NULL, started_at = COALESCE(started_at, ?)
+  WHERE run_id = ? AND stage = ?`;
 
-/** In: run id. When a run ends early every stage that had not succeeded is `skipped`. */
+/**
+ * In: run id. When a run ends early every stage that had not succeeded (as read: a leased
+ * duplicate of a succeeded stage is running) is `skipped`, and the claims of its live stage job
+ * are counted (the job is deleted next; migration 0015). Runs before the run's jobs are deleted;
+ * a succeeded stage with nothing to count is not rewritten.
+ */
 export const SKIP_UNFINISHED_STAGES = `
-  UPDATE stage_records SET status = 'skipped', lease_owner = NULL, lease_until = NULL
-  WHERE run_id = ? AND status <> 'succeeded'`;
+  UPDATE stage_records SET status = CASE WHEN v.status = 'succeeded' THEN v.status ELSE 'skipped' END,
+    attempts = v.attempts, started_at = v.started_at, lease_owner = NULL, lease_until = NULL
+  FROM stage_records_live AS v
+  WHERE stage_records.run_id = ? AND v.run_id = stage_records.run_id AND v.stage = stage_records.stage
+    AND (v.status <> 'succeeded' OR v.attempts <> stage_records.attempts)`;
 
 // ---------------------------------------------------------------- jobs
 
@@ -237,11 +254,13 @@ export const COUNT_RETRIES_RUNNING = `
 
 /**
  * In: id and the lease as the claim computed it from the picked row (attempt + 1, redeliveries
- * + 1 when taking over an expired lease, owner, token, fence, lease end and length).
+ * + 1 when taking over an expired lease, owner, token, fence, lease end and length), now (the
+ * job's first claim, kept: its stage's start while the record has none, migration 0015).
  */
 export const LEASE_JOB = `
   UPDATE jobs SET state = 'leased', attempt = @attempt, redeliveries = @redeliveries,
-    lease_owner = @owner, lease_token = @token, fence = @fence, lease_until = @lease_until, lease_ms = @lease_ms
+    lease_owner = @owner, lease_token = @token, fence = @fence, lease_until = @lease_until, lease_ms = @lease_ms,
+    started_at = COALESCE(started_at, @now)
   WHERE id = @id`;
 
 /** In: lease end, id. */
@@ -255,7 +274,7 @@ export const RENEW_JOB = 'UPDATE jobs SET lease_until = ? WHERE id = ?';
  */
 export const DELETE_LEASED_JOB = `
   DELETE FROM jobs WHERE id = @id AND lease_token = @token AND state = 'leased' AND lease_until > @now
-  RETURNING run_id, pipeline, stage, kind, idempotency_key, tenant, trace_id, fence`;
+  RETURNING run_id, pipeline, stage, kind, idempotency_key, tenant, trace_id, fence, attempt, started_at`;
 
 /**
  * In: id, new state (ready | parked | dead), available_at, attempt, last error, lock wait start.
@@ -273,7 +292,7 @@ export const REAP_EXPIRED = `
   UPDATE jobs SET state = 'ready', redeliveries = redeliveries + 1,
     lease_owner = NULL, lease_token = NULL, fence = NULL, lease_until = NULL, lease_ms = NULL
   WHERE state = 'leased' AND lease_until <= ?
-  RETURNING run_id, stage, kind, queue`;
+  RETURNING run_id, stage, kind, queue, started_at`;
 
 /** In: now, run id. Remembers the run's jobs before they are deleted (see retired_jobs). */
 export const RETIRE_JOBS_OF_RUN = `
@@ -346,6 +365,7 @@ export type InsertJobParams = Pick<
 
 /** Values bound by `LEASE_JOB`. */
 export type LeaseJobParams = Pick<JobRow, 'id' | 'attempt' | 'redeliveries'> & {
+  now: number;
   owner: string;
   token: string;
   fence: number;
@@ -377,6 +397,16 @@ export interface InsertLedgerParams {
 export type InsertFailedAttemptParams = Omit<FailedAttemptRow, 'seq' | 'failed_at'> & { now: number };
 
 /** Values bound by `FAIL_STAGE`. */
+interface SucceedStageParams {
+  run_id: string;
+  stage: string;
+  output: string;
+  now: number;
+  duration_ms: number;
+  attempt: number;
+  started_at: number | null;
+}
+
 interface FailStageParams {
   run_id: string;
   stage: string;
@@ -384,18 +414,20 @@ interface FailStageParams {
   error: string;
   duration_ms: number;
   finished_at: number | null;
+  attempts: number;
+  started_at: number | null;
 }
 
 /**
  * What a fenced delete returns: enough to write the ledger, enqueue the next job and fence the
  * item's publications (`fence` is set on every leased job).
  */
-export type DeletedJobRow = Pick<JobRow, 'run_id' | 'pipeline' | 'stage' | 'kind' | 'idempotency_key' | 'tenant' | 'trace_id'> & {
+export type DeletedJobRow = Pick<JobRow, 'run_id' | 'pipeline' | 'stage' | 'kind' | 'idempotency_key' | 'tenant' | 'trace_id' | 'attempt' | 'started_at'> & {
   fence: number;
 };
 
 type StageOutputRow = Pick<StageRow, 'run_id' | 'stage'> & { output: string };
-type ReapedRow = Pick<JobRow, 'run_id' | 'stage' | 'kind' | 'queue'>;
+type ReapedRow = Pick<JobRow, 'run_id' | 'stage' | 'kind' | 'queue' | 'started_at'>;
 type RunStatusRow = Pick<RunRow, 'status'>;
 
 /** Statements on runs, stage records, the ledger and fences. */
@@ -417,15 +449,12 @@ function prepareRunStatements(db: SqliteDatabase) {
 
     insertStages: preparedPerValue((count: number) => db.prepare<(string | number)[]>(insertStagesSql(count))),
     selectSucceededOutputs: db.prepare<[string], StageOutputRow>(SELECT_SUCCEEDED_OUTPUTS),
-    claimStage: db.prepare<{ run_id: string; stage: string; owner: string; lease_until: number; now: number }>(CLAIM_STAGE),
-    renewStage: db.prepare<{ run_id: string; stage: string; lease_until: number; set_progress: 0 | 1; progress: string | null }>(
-      RENEW_STAGE,
-    ),
-    succeedStage: db.prepare<{ run_id: string; stage: string; output: string; now: number; duration_ms: number }>(SUCCEED_STAGE),
+    setStageProgress: db.prepare<{ run_id: string; stage: string; progress: string }>(SET_STAGE_PROGRESS),
+    succeedStage: db.prepare<SucceedStageParams>(SUCCEED_STAGE),
     failStage: db.prepare<FailStageParams>(FAIL_STAGE),
     setRollbackStatus: db.prepare<[RollbackStatus, string, string]>(SET_ROLLBACK_STATUS),
-    releaseStage: db.prepare<[string, string]>(RELEASE_STAGE),
-    clearStageLease: db.prepare<[string, string]>(CLEAR_STAGE_LEASE),
+    releaseStage: db.prepare<[number | null, string, string]>(RELEASE_STAGE),
+    reapStage: db.prepare<[number | null, string, string]>(REAP_STAGE),
     skipUnfinishedStages: db.prepare<[string]>(SKIP_UNFINISHED_STAGES),
 
     insertLedger: db.prepare<InsertLedgerParams>(INSERT_LEDGER),

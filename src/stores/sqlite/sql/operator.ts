@@ -11,8 +11,13 @@ export const UPSERT_QUEUE = `
   INSERT INTO queues (name, paused, updated_at) VALUES (?, ?, ?)
   ON CONFLICT (name) DO UPDATE SET paused = excluded.paused, updated_at = excluded.updated_at`;
 
-/** In: run id, stage. A replayed stage waits again. */
-export const RESET_STAGE = "UPDATE stage_records SET status = 'pending' WHERE run_id = ? AND stage = ?";
+/**
+ * In: the restarted job's claims to count (a parked job's attempt, 0 for a dead job's, already
+ * counted; migration 0015), its first claim, run id, stage. A replayed stage waits again.
+ */
+export const RESET_STAGE = `
+  UPDATE stage_records SET status = 'pending', attempts = attempts + ?, started_at = COALESCE(started_at, ?)
+  WHERE run_id = ? AND stage = ?`;
 
 /** In: run id. Out: a row when any compensation was ever enqueued for the run. */
 export const SELECT_ANY_ROLLBACK = 'SELECT 1 AS found FROM stage_records WHERE run_id = ? AND rollback_status IS NOT NULL LIMIT 1';
@@ -31,7 +36,7 @@ export const SELECT_OTHER_LIVE_JOB_WITH_KEY = `
 export function prepareOperatorStatements(db: SqliteDatabase) {
   return {
     upsertQueue: db.prepare<[string, 0 | 1, number]>(UPSERT_QUEUE),
-    resetStage: db.prepare<[string, string]>(RESET_STAGE),
+    resetStage: db.prepare<[number, number | null, string, string]>(RESET_STAGE),
     selectAnyRollback: db.prepare<[string], { found: 1 }>(SELECT_ANY_ROLLBACK),
     selectReadyJobsOfQueue: db.prepare<[string], Pick<JobRow, 'id' | 'run_id'>>(SELECT_READY_JOBS_OF_QUEUE),
     selectParkedJobsOfRun: db.prepare<[string], JobRow>(SELECT_PARKED_JOBS_OF_RUN),

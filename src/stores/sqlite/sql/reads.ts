@@ -55,8 +55,8 @@ export function listRunsSql(path: RunListingPath): string {
   ORDER BY id DESC LIMIT @limit`;
 }
 
-/** In: run id. Out: its stage records in pipeline order. */
-export const SELECT_STAGES_OF_RUN = 'SELECT * FROM stage_records WHERE run_id = ? ORDER BY stage_index';
+/** In: run id. Out: its stage records as read (leases from the live jobs, migration 0015), in pipeline order. */
+export const SELECT_STAGES_OF_RUN = 'SELECT * FROM stage_records_live WHERE run_id = ? ORDER BY stage_index';
 
 /** In: run id. Out: its ledger entries in completion order. */
 export const SELECT_LEDGER_OF_RUN = 'SELECT * FROM ledger WHERE run_id = ? ORDER BY seq';
