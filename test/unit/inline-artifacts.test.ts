@@ -7,10 +7,12 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { createFsArtifactStore, type FsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts';
 import { createInlineArtifactStore } from '../../src/artifacts/inline-artifact-store.ts';
+import { openRuntime } from '../../src/cli/runtime.ts';
 import { systemClock, type Clock } from '../../src/core/clock.ts';
 import type { ArtifactStore } from '../../src/core/ports/artifact-store.ts';
 import type { BlobsPort } from '../../src/core/ports/blobs.ts';
@@ -190,5 +192,29 @@ describe('inline artifact store: garbage collection', () => {
     await store.put(Buffer.from('reused'));
     assert.equal(await store.remove(ref.ref, { notModifiedAfter: listed!.modifiedAt }), false);
     assert.equal(await store.has(ref.ref), true);
+  });
+});
+
+describe('artifacts.inlineMaxBytes in a process', () => {
+  /** Opens the runtime of a kiln.yaml with `artifactsYaml` under `artifacts:`, puts `bytes`, and says where they went. */
+  async function putThroughRuntime(artifactsYaml: string, bytes: Uint8Array): Promise<{ inline: boolean; files: number }> {
+    writeFileSync(join(root, 'kiln.yaml'), `store:\n  path: ./kiln.db\nartifacts:\n  root: ./artifacts\n${artifactsYaml}`);
+    const runtime = await openRuntime({ flags: {}, pipelines: [], cwd: root, env: {}, logDestination: new Writable({ write: (_chunk, _enc, done) => done() }) });
+    try {
+      const { ref } = await runtime.artifacts.put(bytes);
+      assert.deepEqual(Buffer.from(await runtime.artifacts.get(ref, { verify: true })), Buffer.from(bytes));
+      return { inline: await runtime.store.blobs.has(ref), files: objectFiles().length };
+    } finally {
+      await runtime.close();
+    }
+  }
+
+  test('by default (16384) a small buffer is a blob of the store and no file', async () => {
+    assert.deepEqual(await putThroughRuntime('', Buffer.alloc(16_384, 1)), { inline: true, files: 0 });
+    assert.deepEqual(await putThroughRuntime('', Buffer.alloc(16_385, 2)), { inline: false, files: 1 });
+  });
+
+  test('inlineMaxBytes: 0 writes every artifact as a file', async () => {
+    assert.deepEqual(await putThroughRuntime('  inlineMaxBytes: 0\n', Buffer.alloc(10, 3)), { inline: false, files: 1 });
   });
 });
