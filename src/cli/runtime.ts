@@ -6,6 +6,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { createInlineArtifactStore } from '../artifacts/inline-artifact-store.ts';
 import { createFsArtifactStore } from '../artifacts/fs-artifact-store.ts';
 import { createS3ArtifactStore } from '../artifacts/s3-artifact-store.ts';
 import { createCommandPipeline } from '../commands/command-pipeline.ts';
@@ -130,7 +131,9 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
   const store = storeLatency ? withStoreLatency(opened, storeLatency) : opened;
   // artifacts.url (s3://...) selects the S3 store; the filesystem store under artifacts.root is the default.
   const s3 = config.artifacts.s3 ? createS3ArtifactStore({ ...config.artifacts.s3, env }) : null;
-  const chosen = s3 ?? createFsArtifactStore({ root: config.artifacts.root, ...(config.artifacts.maxBytes === undefined ? {} : { maxBytes: config.artifacts.maxBytes }) });
+  const files = s3 ?? createFsArtifactStore({ root: config.artifacts.root, ...(config.artifacts.maxBytes === undefined ? {} : { maxBytes: config.artifacts.maxBytes }) });
+  // Small buffers (QR images) ride on the store's commits instead of a file or PUT of their own.
+  const chosen = createInlineArtifactStore({ blobs: store.blobs, underlying: files, maxInlineBytes: config.artifacts.inlineMaxBytes });
   const artifacts = artifactLatency ? withArtifactLatency(chosen, artifactLatency) : chosen;
   const metrics = createMetrics();
   const tracing = await startTracing({ env, logger, version: kilnVersion(), ...(options.command ? { command: options.command } : {}) });

@@ -244,6 +244,14 @@ export const KilnFileSchema = Type.Object(
                 'Most bytes of stored objects in the filesystem store under root (not S3); past it a write fails as on a full disk: 503 ARTIFACTS_UNAVAILABLE with Retry-After, a transient stage failure that is retried. Unset: no limit.',
             }),
           ),
+          inlineMaxBytes: Type.Optional(
+            Type.Integer({
+              minimum: 0,
+              default: 16384,
+              description:
+                'Artifacts written as buffers of at most this many bytes are kept in the store (its database) instead of under root or in S3, made durable by the store\'s commits instead of a file or PUT of their own (README "Artifacts"); 0 keeps every artifact in the files/S3 tier. maxBytes does not count them.',
+            }),
+          ),
           url: Type.Optional(
             Type.String({
               pattern: '^[Ss]3://[^/?#]+(/[^?#]*)?$',
@@ -379,8 +387,11 @@ export interface ResolvedConfig {
   /** Absolute path of the kiln.yaml used, or null. */
   readonly source: string | null;
   readonly store: ResolvedStore;
-  /** Artifacts under `root` (at most `maxBytes` of objects, when set), or in S3 when `s3` is set (`artifacts.url`). */
-  readonly artifacts: { readonly root: string; readonly maxBytes?: number; readonly s3?: Readonly<ResolvedS3Artifacts> };
+  /**
+   * Artifacts under `root` (at most `maxBytes` of objects, when set), or in S3 when `s3` is set
+   * (`artifacts.url`); buffers of at most `inlineMaxBytes` in the store (0: none).
+   */
+  readonly artifacts: { readonly root: string; readonly maxBytes?: number; readonly inlineMaxBytes: number; readonly s3?: Readonly<ResolvedS3Artifacts> };
   readonly http: {
     readonly host: string;
     readonly port: number;

@@ -9,6 +9,7 @@ import { describe } from 'node:test';
 import type { StoreHarness } from './fixture.ts';
 import { describeArtifactRefsPort } from './suite-artifact-refs.ts';
 import { describeAuditPort } from './suite-audit.ts';
+import { describeBlobsPort } from './suite-blobs.ts';
 import { describeCachePort } from './suite-cache.ts';
 import { describeJobsPort } from './suite-jobs.ts';
 import { describeLocksPort } from './suite-locks.ts';
@@ -41,5 +42,6 @@ export function describeStoreSuite(name: string, harness: StoreHarness): void {
     describeStatsPort(harness);
     describeTokensPort(harness);
     describeRetentionPort(harness);
+    describeBlobsPort(harness);
   });
 }

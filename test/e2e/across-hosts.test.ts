@@ -40,10 +40,14 @@ const STEP_TIMEOUT_MS = 30_000;
 const RECOVERY_TIMEOUT_MS = 120_000;
 const STAGES = ['ingest', 'inspect', 'transform', 'render', 'publish', 'cleanup'];
 
-/** Artifacts under `./artifacts` of the host's own directory unless `KILN_ARTIFACTS_URL` (S3) says otherwise. */
+/**
+ * Artifacts under `./artifacts` of the host's own directory unless `KILN_ARTIFACTS_URL` (S3) says
+ * otherwise; inline artifacts off, so every render is an object of that tier (the bucket checks).
+ */
 const KILN_YAML = `
 artifacts:
   root: ./artifacts
+  inlineMaxBytes: 0
 worker:
   pollMs: 50
   reapMs: 50

@@ -44,11 +44,13 @@ const STAGES = ['ingest', 'inspect', 'transform', 'render', 'publish', 'cleanup'
 /**
  * Short leases on the stages that may crash; `tempGraceMs` differs per process: the doomed server
  * must not sweep the temp of its own half-sent upload, the survivor sweeps it quickly (the reaper
- * runs the temp sweep every 60 passes: 60 x 50 ms = 3 s).
+ * runs the temp sweep every 60 passes: 60 x 50 ms = 3 s). Inline artifacts are off: the checks
+ * are of object files (inode, mtime) and temp files, so every render must be a file.
  */
 const KILN_YAML = (artifactsRoot: string, tempGraceMs: number): string => `
 artifacts:
   root: ${artifactsRoot}
+  inlineMaxBytes: 0
 worker:
   pollMs: 50
   reapMs: 50

@@ -1,6 +1,7 @@
 /**
- * `kiln verify` as a real process on a SQLite store file and real artifact files: after real
- * pipeline runs (demo.sleep through a `kiln worker`, qr-code through `kiln qr`) it finds nothing
+ * `kiln verify` as a real process on a SQLite store file and real artifacts (the QR images inline
+ * in the store file, the default; damaged through SQL): after real pipeline runs (demo.sleep
+ * through a `kiln worker`, qr-code through `kiln qr`) it finds nothing
  * and exits 0; after every invariant is broken on purpose (verify-scenario.ts names them) it
  * lists exactly those, with their ids, and exits 1 — as text and as `--json`.
  */
@@ -17,7 +18,7 @@ import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { VerifyReport } from '../../src/engine/verify/verify-types.ts';
 import { builtinPipelines } from '../../src/pipelines/index.ts';
 import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
-import { FAR_PAST_MS, flipByte, found, writeTemp, type ExpectedViolation } from '../integration/verify-scenario.ts';
+import { FAR_PAST_MS, found, writeTemp, type ExpectedViolation } from '../integration/verify-scenario.ts';
 import { cleanEnv, exitWithin, killIfRunning, runKiln, spawnKiln } from './kiln-process.ts';
 
 const E2E_TIMEOUT_MS = 90_000;
@@ -84,9 +85,14 @@ test('kiln verify finds nothing after real runs, then each invariant broken on p
   const published = withDb(dbPath, (db) => db.prepare('SELECT subject_id, artifact_ref FROM publications ORDER BY subject_id').all() as { subject_id: string; artifact_ref: string }[]);
   assert.equal(published.length, 2);
   const [corrupted, deleted] = published as [{ subject_id: string; artifact_ref: string }, { subject_id: string; artifact_ref: string }];
-  const artifacts = createFsArtifactStore({ root });
-  await flipByte(artifacts, corrupted.artifact_ref);
-  await rm(artifacts.pathOf(deleted.artifact_ref));
+  // The images are inline (blobs of the store file): one byte flipped at the same size, one row gone.
+  withDb(dbPath, (db) => {
+    const row = db.prepare('SELECT bytes FROM blobs WHERE ref = ?').get(corrupted.artifact_ref) as { bytes: Buffer } | undefined;
+    assert.ok(row, 'the QR image is inline');
+    row.bytes[row.bytes.length - 1] = (row.bytes[row.bytes.length - 1] ?? 0) ^ 0xff;
+    assert.equal(db.prepare('UPDATE blobs SET bytes = ? WHERE ref = ?').run(row.bytes, corrupted.artifact_ref).changes, 1);
+    assert.equal(db.prepare('DELETE FROM blobs WHERE ref = ?').run(deleted.artifact_ref).changes, 1);
+  });
   const staleJobId = await leaseLeftADayAgo(dbPath, root);
   const stuck = await kiln('submit', 'demo.sleep', '{"delayMs":1}');
   assert.equal(stuck.code, 0, stuck.stderr);

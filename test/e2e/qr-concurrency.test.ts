@@ -8,11 +8,12 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { fsArtifacts, s3Artifacts, type ArtifactCase } from '../support/artifact-cases.ts';
+import { fsArtifacts, inlineArtifacts, s3Artifacts, type ArtifactCase } from '../support/artifact-cases.ts';
 import { decodeQr } from '../support/qr-decode.ts';
 import { cleanEnv, killIfRunning, waitUntil } from './kiln-process.ts';
 import { scrapeMetricSum, startServe, type ServeProcess } from './qr-serve.ts';
@@ -57,6 +58,9 @@ const CASES: { name: string; store: QrE2eStoreCase; servers: number; artifacts: 
   { name: 'two kiln serve processes sharing one SQLite file', store: sqlite, servers: 2, artifacts: fsArtifacts },
   { name: 'two kiln serve processes on one PostgreSQL', store: postgres, servers: 2, artifacts: fsArtifacts },
   { name: 'two kiln serve processes sharing one SQLite file and one S3 bucket', store: sqlite, servers: 2, artifacts: s3Artifacts },
+  // The default setting: the image is a blob of the store, the one object the store lists.
+  { name: 'two kiln serve processes sharing one SQLite file, the image inline', store: sqlite, servers: 2, artifacts: inlineArtifacts },
+  { name: 'two kiln serve processes on one PostgreSQL, the image inline', store: postgres, servers: 2, artifacts: inlineArtifacts },
 ];
 
 for (const c of CASES) describe(c.name, { skip: c.store.skip }, () => {
@@ -65,7 +69,7 @@ for (const c of CASES) describe(c.name, { skip: c.store.skip }, () => {
     const dir = await mkdtemp(join(tmpdir(), 'kiln-qr-burst-'));
     const servers: ServeProcess[] = [];
     const store = await c.store.open(dir);
-    const artifacts = await c.artifacts.open(dir);
+    const artifacts = await c.artifacts.open(dir, store.store.blobs);
     t.after(async () => {
       for (const s of servers) killIfRunning(s.proc);
       await Promise.all(servers.map((s) => s.proc.exited));
@@ -109,6 +113,7 @@ for (const c of CASES) describe(c.name, { skip: c.store.skip }, () => {
     const objects = [];
     for await (const object of artifacts.store.list()) objects.push(object);
     assert.deepEqual(objects.map((o) => o.ref), [`sha256:${sha256(answers[0]?.body ?? new Uint8Array())}`], 'the one image is the one object in the artifact store');
+    if (c.artifacts === inlineArtifacts) assert.equal(existsSync(join(dir, 'artifacts', 'objects')), false, 'inline: no object file was written');
     // The AWS SDK's Node 20 warning is kept out of kiln's output (README, S3 artifacts).
     assert.doesNotMatch(outputs(), /NodeVersionSupportWarning/);
     t.diagnostic(`case wall time ${Date.now() - startedAt} ms`);

@@ -5,7 +5,8 @@
  * the job over once the short lease expires. The retry must reuse what the dead worker left: the
  * cache entry is not rebuilt (its row is unchanged, field for field, from the moment after the crash
  * to the end), the object file is the same file (same inode and mtime), there is one object and
- * one publication, and the served image decodes. Runs on SQLite and on PostgreSQL.
+ * one publication, and the served image decodes. Runs on SQLite and on PostgreSQL, with the image
+ * in files, in S3, and inline (a blob of the store: the same, through its last write time).
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -17,7 +18,7 @@ import { QR_CACHE, QR_PROFILE } from '../../src/pipelines/qr-code/pipeline.ts';
 import { decodeQr } from '../support/qr-decode.ts';
 import { cleanEnv, exitWithin, spawnKiln, waitUntil } from './kiln-process.ts';
 import { startServe } from './qr-serve.ts';
-import { fsArtifacts, s3Artifacts, type ArtifactCase, type ArtifactsUnderTest } from '../support/artifact-cases.ts';
+import { fsArtifacts, inlineArtifacts, s3Artifacts, type ArtifactCase, type ArtifactsUnderTest } from '../support/artifact-cases.ts';
 import { openE2eScene, qrE2eStoreCases, type QrE2eStoreCase } from './qr-stores.ts';
 
 const CONTENT = 'kiln crash test: ünïcödé, 漢字, 🔥 and a query ?a=1&b=2';
@@ -41,7 +42,10 @@ interface ObjectFile {
   mtimeMs: number;
 }
 
-/** The content-addressed objects of the store (on S3: key and LastModified; a rewrite moves LastModified). */
+/**
+ * The content-addressed objects of the store (on S3: key and LastModified; inline: the blob's last
+ * write; a rewrite moves either).
+ */
 async function listObjects(artifacts: ArtifactsUnderTest): Promise<ObjectFile[]> {
   if (artifacts.root !== undefined) return listObjectFiles(artifacts.root);
   const objects: ObjectFile[] = [];
@@ -69,13 +73,16 @@ const CASES: [QrE2eStoreCase, ArtifactCase][] = [
   [sqlite, fsArtifacts],
   [postgres, fsArtifacts],
   [sqlite, s3Artifacts],
+  // The default setting: the image (1.4 KB) is a blob of the store, made durable by its commit.
+  [sqlite, inlineArtifacts],
+  [postgres, inlineArtifacts],
 ];
 
 for (const [storeCase, artifactCase] of CASES) describe(`${storeCase.name}, ${artifactCase.name}: a worker SIGKILLed after rendering, before its commit`, { skip: storeCase.skip }, () => {
   test('the retry reuses the cached artifact: no rebuild, one object, one publication, and the served image decodes', { timeout: 60_000 }, async (t) => {
     const startedAt = Date.now();
     const { dir, store: e2eStore, procs } = await openE2eScene(t, storeCase, 'kiln-qr-crash-');
-    const artifacts = await artifactCase.open(dir);
+    const artifacts = await artifactCase.open(dir, e2eStore.store.blobs);
     t.after(() => artifacts.close());
     await writeFile(join(dir, 'kiln.yaml'), KILN_YAML(artifacts.yaml));
     const env = cleanEnv({ ...e2eStore.env, KILN_LOG_LEVEL: 'warn' });
@@ -98,6 +105,7 @@ for (const [storeCase, artifactCase] of CASES) describe(`${storeCase.name}, ${ar
     const artifactRef = (entryAfterCrash.value as { artifact: string }).artifact;
     const objectsAfterCrash = await listObjects(artifacts);
     assert.deepEqual(objectsAfterCrash.map((o) => `sha256:${o.hex}`), [artifactRef], 'the dead worker stored the image');
+    if (artifactCase === inlineArtifacts) assert.deepEqual(await listObjectFiles(join(dir, 'artifacts')), [], 'inline: the image is no file');
     assert.equal(await store.publications.get(hash, QR_PROFILE), null);
     assert.equal((await store.reads.readLedger(runId)).length, 0, 'nothing was committed');
 

@@ -20,6 +20,7 @@ export const SUB_PORT_FILES = [
   'stats.ts',
   'tokens.ts',
   'retention.ts',
+  'blobs.ts',
 ] as const;
 
 /** What every store folder holds, whatever its engine. */

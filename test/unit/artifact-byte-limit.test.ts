@@ -93,7 +93,8 @@ describe('fs artifact store byte limit', () => {
 
 describe('artifacts.maxBytes in a process', () => {
   test('kiln.yaml\'s limit reaches the artifact store the runtime opens', async () => {
-    writeFileSync(join(root, 'kiln.yaml'), 'store:\n  path: ./kiln.db\nartifacts:\n  root: ./artifacts\n  maxBytes: 4096\n');
+    // Inline artifacts off: the limit is the file store's, and these buffers would be inline.
+    writeFileSync(join(root, 'kiln.yaml'), 'store:\n  path: ./kiln.db\nartifacts:\n  root: ./artifacts\n  maxBytes: 4096\n  inlineMaxBytes: 0\n');
     const runtime = await openRuntime({ flags: {}, pipelines: [], cwd: root, env: {}, logDestination: new Writable({ write: (_chunk, _enc, done) => done() }) });
     try {
       await runtime.artifacts.put(bytesOf(4_000, 1));

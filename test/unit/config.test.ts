@@ -69,7 +69,7 @@ describe('loadConfig', () => {
     const config = load();
     assert.equal(config.source, null);
     assert.deepEqual(config.store, { kind: 'sqlite', path: join(configDir.path(), 'kiln.db') });
-    assert.deepEqual(config.artifacts, { root: join(configDir.path(), 'kiln-data/artifacts') });
+    assert.deepEqual(config.artifacts, { root: join(configDir.path(), 'kiln-data/artifacts'), inlineMaxBytes: 16_384 });
     assert.deepEqual(config.http, { host: '127.0.0.1', port: 8080, bodyLimitBytes: 65_536, requestTimeoutMs: 10_000, auth: { metrics: 'public' } });
     assert.deepEqual(config.worker, {
       pollMs: 250,
@@ -143,9 +143,9 @@ describe('loadConfig', () => {
   test('artifacts.url selects the S3 artifact store with the S3 fields beside it; KILN_ARTIFACTS_URL and KILN_ARTIFACTS override the file', () => {
     writeYaml('artifacts:\n  url: s3://bucket/kiln\n  endpoint: http://127.0.0.1:9000\n  region: eu-west-3\n  forcePathStyle: true\n  accessKeyId: AK\n  secretAccessKey: SK\n');
     const s3 = { url: 's3://bucket/kiln', endpoint: 'http://127.0.0.1:9000', region: 'eu-west-3', forcePathStyle: true, accessKeyId: 'AK', secretAccessKey: 'SK' };
-    assert.deepEqual(load().artifacts, { root: join(configDir.path(), 'kiln-data/artifacts'), s3 });
+    assert.deepEqual(load().artifacts, { root: join(configDir.path(), 'kiln-data/artifacts'), inlineMaxBytes: 16_384, s3 });
     assert.deepEqual(load({ env: { KILN_ARTIFACTS_URL: 's3://other' } }).artifacts.s3, { ...s3, url: 's3://other' });
-    assert.deepEqual(load({ env: { KILN_ARTIFACTS: 'arts' } }).artifacts, { root: join(configDir.path(), 'arts') }, 'a directory from the environment wins over the file\'s bucket');
+    assert.deepEqual(load({ env: { KILN_ARTIFACTS: 'arts' } }).artifacts, { root: join(configDir.path(), 'arts'), inlineMaxBytes: 16_384 }, 'a directory from the environment wins over the file\'s bucket');
     writeYaml('artifacts:\n  root: ./arts\n');
     assert.deepEqual(load({ env: { KILN_ARTIFACTS_URL: 's3://bucket' } }).artifacts.s3, { url: 's3://bucket' });
     writeYaml('artifacts:\n  url: https://bucket\n  endpoint: 127.0.0.1:9000\n');
@@ -155,11 +155,22 @@ describe('loadConfig', () => {
 
   test('artifacts.maxBytes is the filesystem store\'s byte limit: a positive integer, kept with root, dropped with an S3 url', () => {
     writeYaml('artifacts:\n  root: ./arts\n  maxBytes: 1048576\n');
-    assert.deepEqual(load().artifacts, { root: join(configDir.path(), 'arts'), maxBytes: 1_048_576 });
-    assert.deepEqual(load({ env: { KILN_ARTIFACTS_URL: 's3://bucket' } }).artifacts, { root: join(configDir.path(), 'arts'), s3: { url: 's3://bucket' } });
+    assert.deepEqual(load().artifacts, { root: join(configDir.path(), 'arts'), maxBytes: 1_048_576, inlineMaxBytes: 16_384 });
+    assert.deepEqual(load({ env: { KILN_ARTIFACTS_URL: 's3://bucket' } }).artifacts, { root: join(configDir.path(), 'arts'), inlineMaxBytes: 16_384, s3: { url: 's3://bucket' } });
     for (const bad of ['0', '1.5', '"1GB"']) {
       writeYaml(`artifacts:\n  maxBytes: ${bad}\n`);
       assert.deepEqual(issuesOf(() => load()).map((i) => i.path), ['artifacts.maxBytes'], bad);
+    }
+  });
+
+  test('artifacts.inlineMaxBytes defaults to 16384, is kept with root and with an S3 url, and 0 (off) is allowed', () => {
+    writeYaml('artifacts:\n  inlineMaxBytes: 0\n');
+    assert.equal(load().artifacts.inlineMaxBytes, 0);
+    writeYaml('artifacts:\n  url: s3://bucket\n  inlineMaxBytes: 4096\n');
+    assert.equal(load().artifacts.inlineMaxBytes, 4096);
+    for (const bad of ['-1', '1.5', '"16KB"']) {
+      writeYaml(`artifacts:\n  inlineMaxBytes: ${bad}\n`);
+      assert.deepEqual(issuesOf(() => load()).map((i) => i.path), ['artifacts.inlineMaxBytes'], bad);
     }
   });
 

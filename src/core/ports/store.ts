@@ -7,6 +7,7 @@
  */
 import type { ArtifactRefsPort } from './artifact-refs.ts';
 import type { AuditPort } from './audit.ts';
+import type { BlobsPort } from './blobs.ts';
 import type { CachePort } from './cache.ts';
 import type { JobsPort } from './jobs.ts';
 import type { LocksPort } from './locks.ts';
@@ -75,6 +76,8 @@ export interface Store {
   readonly tokens: TokensPort;
   /** Deleting runs and request records past their retention period. */
   readonly retention: RetentionPort;
+  /** Small content-addressed objects made durable by the store's commits (inline artifacts). */
+  readonly blobs: BlobsPort;
 
   /** Applies pending migrations; safe when several processes call it at once. */
   migrate(): Promise<MigrationResult>;

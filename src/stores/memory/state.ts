@@ -43,6 +43,14 @@ export interface StoredLock extends Lock {
   token: string;
 }
 
+/** A blob as the state keeps it (the `blobs` sub-port). */
+export interface StoredMemoryBlob {
+  bytes: Uint8Array;
+  mediaType: string;
+  /** Last put, store clock. */
+  modifiedAt: number;
+}
+
 /** Outcome of checking a presented lease against the state. */
 export type LeaseCheck =
   | { ok: true; job: Job; run: Run }
@@ -92,6 +100,8 @@ export class MemoryState {
   readonly apiTokens = new Map<string, ApiToken & { secretHash: string }>();
   /** Secret hash -> token id (the SQL stores' unique index): a token is found by its hash, never by comparing hashes. */
   readonly apiTokenIds = new Map<string, string>();
+  /** Ref -> small content-addressed object (`blobs` sub-port). */
+  readonly blobs = new Map<string, StoredMemoryBlob>();
   /** Queues ever paused or resumed by an operator, with their current flag. */
   readonly queuePaused = new Map<string, boolean>();
   /** Queues to wake once the current operation has finished. */

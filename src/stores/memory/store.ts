@@ -9,6 +9,7 @@ import type { IdGenerator } from '../../core/ids.ts';
 import type { Store, StoreCapabilities } from '../../core/ports/store.ts';
 import { createArtifactRefsPort } from './artifact-refs.ts';
 import { createAuditPort } from './audit.ts';
+import { createBlobsPort } from './blobs.ts';
 import { createCachePort } from './cache.ts';
 import { createContext, type MemoryContext } from './context.ts';
 import { createJobsPort } from './jobs.ts';
@@ -61,6 +62,7 @@ export function buildMemoryStoreOn(ctx: MemoryContext): Store {
     stats: createStatsPort(ctx),
     tokens: createTokensPort(ctx),
     retention: createRetentionPort(ctx),
+    blobs: createBlobsPort(ctx),
     migrate: ctx.atomic(() => applyMigrations(state)),
     schemaVersion: ctx.atomic(() => readSchemaVersionInfo(state)),
     now: ctx.atomic(() => state.clock.now()),

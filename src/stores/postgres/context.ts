@@ -15,6 +15,7 @@ import { quoteIdentifier } from './identifiers.ts';
 import { assertKnownVersion, latestSchemaVersion, readSchemaVersion } from './migrate.ts';
 import * as artifactRefsSql from './sql/artifact-refs.ts';
 import * as auditSql from './sql/audit.ts';
+import * as blobsSql from './sql/blobs.ts';
 import * as cacheSql from './sql/cache.ts';
 import * as jobsSql from './sql/jobs.ts';
 import * as locksSql from './sql/locks.ts';
@@ -45,6 +46,7 @@ export function buildStatements(schema: string) {
     stats: buildAll(statsSql, s),
     tokens: buildAll(tokensSql, s),
     retention: buildAll(retentionSql, s),
+    blobs: buildAll(blobsSql, s),
   };
 }
 

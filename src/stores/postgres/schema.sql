@@ -332,6 +332,18 @@ CREATE TABLE kiln.api_tokens (
 );
 
 --
+-- Name: blobs; Type: TABLE; Schema: kiln; Owner: -
+--
+
+CREATE TABLE kiln.blobs (
+    ref text NOT NULL COLLATE pg_catalog."C",
+    media_type text NOT NULL,
+    size integer NOT NULL,
+    bytes bytea NOT NULL,
+    modified_at bigint NOT NULL
+);
+
+--
 -- Name: failed_attempts; Type: TABLE; Schema: kiln; Owner: -
 --
 
@@ -548,6 +560,13 @@ ALTER TABLE ONLY kiln.api_tokens
 
 ALTER TABLE ONLY kiln.api_tokens
     ADD CONSTRAINT api_tokens_secret_hash_key UNIQUE (secret_hash);
+
+--
+-- Name: blobs blobs_pkey; Type: CONSTRAINT; Schema: kiln; Owner: -
+--
+
+ALTER TABLE ONLY kiln.blobs
+    ADD CONSTRAINT blobs_pkey PRIMARY KEY (ref);
 
 --
 -- Name: cache_entries cache_entries_pkey; Type: CONSTRAINT; Schema: kiln; Owner: -

@@ -10,6 +10,7 @@ import type { IdGenerator } from '../../core/ids.ts';
 import type { Store, StoreCapabilities } from '../../core/ports/store.ts';
 import { createArtifactRefsPort } from './artifact-refs.ts';
 import { createAuditPort } from './audit.ts';
+import { createBlobsPort } from './blobs.ts';
 import { createCachePort } from './cache.ts';
 import { createContext, storeNow } from './context.ts';
 import { mapError } from './errors.ts';
@@ -79,6 +80,7 @@ export function buildPostgresStore(deps: PostgresStoreDeps): PostgresStore {
     stats: createStatsPort(ctx),
     tokens: createTokensPort(ctx),
     retention: createRetentionPort(ctx),
+    blobs: createBlobsPort(ctx),
     migrate: ctx.guard(async () => {
       const result = await applyMigrations(pool, schema, ctx.now());
       ctx.schemaMigrated();

@@ -17,8 +17,8 @@ import { closedStoreError, mapError, scriptError, type ScriptFailure } from './e
 import { latestSchemaVersion, readSchemaVersion } from './migrate.ts';
 import { routineSource } from './routines.ts';
 
-/** One argument of a script (ARGV[2] on): text, or a number written as decimal text. */
-export type ScriptArg = string | number;
+/** One argument of a script (ARGV[2] on): text, a number written as decimal text, or bytes (binary-safe). */
+export type ScriptArg = string | number | Buffer;
 
 /** The answer of a script, as lib-keys.lua's ok() / fail() encode it. */
 type ScriptAnswer<T> = { ok: T } | { err: ScriptFailure };
@@ -44,6 +44,11 @@ export interface RedisContext extends StoreLifecycle {
    * of a fail() answer (JSON text).
    */
   callReply<T>(name: string, args?: readonly ScriptArg[]): Promise<T>;
+  /**
+   * Runs `routines/<name>.lua` like {@link RedisContext.callReply}, through ioredis's Buffer
+   * variant: every bulk string of the reply is a Buffer (for a script answering binary bytes).
+   */
+  callBufferReply<T>(name: string, args?: readonly ScriptArg[]): Promise<T>;
   /** Wakes listeners of this process and of every other process on the store (a hint only). */
   wake(queues: Iterable<string>): void;
   /** Wakes listeners of this process only, after a script published the wake itself (publish_wake in lib-keys.lua). */
@@ -88,12 +93,15 @@ export function createContext(deps: RedisContextDeps): RedisContext {
   let everReady = redis.status === 'ready';
   if (!everReady) redis.once('ready', () => (everReady = true));
 
-  /** Runs a script with the prefix and the time argument in front of `args`; its raw reply. */
-  const runScript = <T>(name: string, args: readonly ScriptArg[] = []): Promise<T> => {
+  /**
+   * Runs a script with the prefix and the time argument in front of `args`; its raw reply (bulk
+   * strings as Buffers when `buffers`, through the `<command>Buffer` variant ioredis defines).
+   */
+  const runScript = <T>(name: string, args: readonly ScriptArg[] = [], buffers = false): Promise<T> => {
     if (everReady && redis.status !== 'ready') {
       return Promise.reject(new StoreUnavailableError(`redis unavailable: the connection is ${redis.status}`));
     }
-    const command = commandOf(name);
+    const command = `${commandOf(name)}${buffers ? 'Buffer' : ''}`;
     const run = (redis as unknown as Record<string, (...a: ScriptArg[]) => Promise<T>>)[command];
     if (run === undefined) throw new Error(`redis store: command ${command} was not defined`);
     return run.call(redis, prefix, nowArg(), ...args);
@@ -131,6 +139,11 @@ export function createContext(deps: RedisContextDeps): RedisContext {
     async callReply<T>(name: string, args: readonly ScriptArg[] = []): Promise<T> {
       const reply = await runScript<T | string>(name, args);
       if (typeof reply === 'string') throw scriptError((JSON.parse(reply) as { err: ScriptFailure }).err);
+      return reply;
+    },
+    async callBufferReply<T>(name: string, args: readonly ScriptArg[] = []): Promise<T> {
+      const reply = await runScript<T | Buffer>(name, args, true);
+      if (Buffer.isBuffer(reply)) throw scriptError((JSON.parse(reply.toString('utf8')) as { err: ScriptFailure }).err);
       return reply;
     },
     wake: deps.deliverWakes,

@@ -10,6 +10,7 @@ import type { IdGenerator } from '../../core/ids.ts';
 import type { Store, StoreCapabilities } from '../../core/ports/store.ts';
 import { createArtifactRefsPort } from './artifact-refs.ts';
 import { createAuditPort } from './audit.ts';
+import { createBlobsPort } from './blobs.ts';
 import { createCachePort } from './cache.ts';
 import { createContext } from './context.ts';
 import { mapError } from './errors.ts';
@@ -83,6 +84,7 @@ export function buildRedisStore(deps: RedisStoreDeps): RedisStore {
     stats: createStatsPort(ctx),
     tokens: createTokensPort(ctx),
     retention: createRetentionPort(ctx),
+    blobs: createBlobsPort(ctx),
     migrate: ctx.guard(async () => {
       const result = await applyMigrations(redis, prefix, await serverNow());
       ctx.schemaMigrated();

@@ -14,6 +14,7 @@ import { mapError } from './errors.ts';
 import { assertKnownVersion, latestSchemaVersion, readSchemaVersion } from './migrate.ts';
 import { prepareArtifactRefsStatements } from './sql/artifact-refs.ts';
 import { prepareAuditStatements } from './sql/audit.ts';
+import { prepareBlobsStatements } from './sql/blobs.ts';
 import { prepareCacheStatements } from './sql/cache.ts';
 import { prepareJobsStatements } from './sql/jobs.ts';
 import { prepareLocksStatements } from './sql/locks.ts';
@@ -47,6 +48,7 @@ function prepareStatements(db: SqliteDatabase) {
     ...prepareStatsStatements(db),
     ...prepareTokensStatements(db),
     ...prepareRetentionStatements(db),
+    ...prepareBlobsStatements(db),
   };
 }
 

@@ -8,6 +8,7 @@ import type { IdGenerator } from '../../core/ids.ts';
 import type { Store, StoreCapabilities } from '../../core/ports/store.ts';
 import { createArtifactRefsPort } from './artifact-refs.ts';
 import { createAuditPort } from './audit.ts';
+import { createBlobsPort } from './blobs.ts';
 import { createCachePort } from './cache.ts';
 import type { SqliteDatabase } from './connection.ts';
 import { createContext } from './context.ts';
@@ -55,6 +56,7 @@ export function buildSqliteStore(deps: SqliteStoreDeps): Store {
     stats: createStatsPort(ctx),
     tokens: createTokensPort(ctx),
     retention: createRetentionPort(ctx),
+    blobs: createBlobsPort(ctx),
     // Migrations open their own transaction; the version read must work before any migration.
     migrate: ctx.outside(() => applyMigrations(ctx.db, ctx.clock.now())),
     schemaVersion: ctx.outside(() => readSchemaVersionInfo(ctx.db)),

@@ -67,7 +67,7 @@
 --                                    retention walks. Added to whenever a run ends (index_finished);
 --                                    an entry whose run has since moved on (a replay) is dropped by
 --                                    the next prune that meets it, not by the replay  [jobs, operator, retention]
--- A sub-port's other keys start with its own name (cache:, request:, version:, token:, tokens, artifactref:,
+-- A sub-port's other keys start with its own name (cache:, request:, version:, token:, tokens, blob:, blobs, artifactref:,
 -- activity:, ...) and are listed in its lib-<sub-port>.lua or script headers.
 
 local P = KEYS[1]
