@@ -111,7 +111,11 @@ function mount() {
 document.addEventListener('visibilitychange', () => {
   if (!document.hidden) void tick(generation);
 });
-window.addEventListener('hashchange', mount);
+// Signed out, the sign-in form (and why it is there) stays until a sign-in: a link followed
+// meanwhile must not mount a view that would only be refused again, and lose the reason.
+window.addEventListener('hashchange', () => {
+  if (!document.getElementById('sign-in')) mount();
+});
 window.addEventListener(UNAUTHENTICATED_EVENT, (event) => {
   if (document.getElementById('sign-in')) return;
   const hadToken = storedToken() !== null;
