@@ -89,6 +89,7 @@ describe('sqlite schema and statements', () => {
     const tables = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
     assert.deepEqual(tables, [
       'api_tokens',
+      'blobs',
       'cache_entries',
       'failed_attempts',
       'fence_counter',
