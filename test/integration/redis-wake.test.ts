@@ -6,8 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { Store } from '../../src/core/ports/store.ts';
 import { claim, leaseOf, runRequest, stageJob, submit } from '../conformance/fixture.ts';
-import { createStoreName, redisSkipReason } from '../support/redis-server.ts';
+import { canRestartRedis, createStoreName, redisSkipReason, startStoppedRedis, stopRedisForOutage } from '../support/redis-server.ts';
 import { useRedisStores } from '../support/redis-stores.ts';
 
 /** Resolves with the first wake of `queue` on `store`; every queue heard goes into `heard`. */
@@ -18,6 +19,18 @@ function wakeOf(store: { onWake(listener: (queue: string) => void): () => void }
       if (woken === queue) resolve();
     });
   });
+}
+
+/**
+ * Resolves once `to` hears a wake published by `from`: `from` submits a run of pipeline `ping`
+ * every 20 ms until then (a subscriber is connected, or back, once such a wake reaches it).
+ * Submissions that fail while the server is away are ignored.
+ */
+async function heardAcross(from: Store, to: Store): Promise<void> {
+  const heard = wakeOf(to, 'ping.a', []);
+  const submit = () => from.jobs.submit([{ ...runRequest(), pipeline: 'ping', firstJob: stageJob('a', { pipeline: 'ping' }), stages: ['a'] }]);
+  const ping = setInterval(() => void submit().catch(() => undefined), 20);
+  await heard.finally(() => clearInterval(ping));
 }
 
 describe('Redis wake-ups published by the commit script', { skip: redisSkipReason() }, () => {
@@ -36,10 +49,7 @@ describe('Redis wake-ups published by the commit script', { skip: redisSkipReaso
     const heardB: string[] = [];
     const onA = wakeOf(a, 'demo.b', heardA);
     const onB = wakeOf(b, 'demo.b', heardB);
-    // b's subscriber is connected once a wake published by a reaches it.
-    const ready = wakeOf(b, 'ping.a', []);
-    const ping = setInterval(() => void a.jobs.submit([{ ...runRequest(), pipeline: 'ping', firstJob: stageJob('a', { pipeline: 'ping' }), stages: ['a'] }]).then(() => undefined), 20);
-    await ready.finally(() => clearInterval(ping));
+    await heardAcross(a, b);
     const [result] = await a.jobs.commit([{ type: 'complete', lease: leaseOf(claimed), output: { ok: true }, durationMs: 1, next: stageJob('b') }]);
     assert.equal(result?.outcome, 'committed');
     await Promise.all([onA, onB]);
@@ -48,5 +58,17 @@ describe('Redis wake-ups published by the commit script', { skip: redisSkipReaso
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(heardA.filter((q) => q === 'demo.b').length, 1, 'the committing instance hears its own wake once');
     assert.ok(heardB.includes('demo.b'));
+  });
+
+  it('reach another instance again after redis-server stopped and came back (its subscriber subscribes anew)', { timeout: 30_000 }, async (t) => {
+    if (!canRestartRedis()) return t.skip('KILN_REDIS_URL names a server this process cannot stop');
+    const name = createStoreName();
+    const a = await redis.open({ name });
+    const b = await redis.open({ name });
+    await a.migrate();
+    await heardAcross(a, b);
+    await stopRedisForOutage();
+    await startStoppedRedis();
+    await heardAcross(a, b);
   });
 });

@@ -40,8 +40,12 @@ export function createWakeHub(redis: Redis, prefix: string, origin: string, logg
 
   const listen = (): void => {
     if (subscriber !== undefined) return;
-    const sub = redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null });
+    // Subscribed on every 'ready' by this hub, not by ioredis's autoResubscribe: the SUBSCRIBE that
+    // ioredis sends itself on a reconnect has no rejection handler, so a connection closed before
+    // its reply (a close() right after redis-server came back) was an unhandled rejection.
+    const sub = redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, autoResubscribe: false });
     sub.on('error', (err: Error) => logger.debug({ err: err.message }, 'redis wake connection error'));
+    sub.on('ready', () => void sub.subscribe(channel).catch((err: unknown) => logger.debug({ err: String(err) }, 'redis wake subscribe failed')));
     sub.on('message', (_channel: string, message: string) => {
       let parsed: unknown;
       try {
@@ -52,7 +56,6 @@ export function createWakeHub(redis: Redis, prefix: string, origin: string, logg
       if (!Array.isArray(parsed) || parsed[0] === origin || !Array.isArray(parsed[1])) return;
       listeners.fire(parsed[1].filter((q): q is string => typeof q === 'string'));
     });
-    sub.subscribe(channel).catch((err: unknown) => logger.debug({ err: String(err) }, 'redis wake subscribe failed'));
     subscriber = sub;
   };
 
