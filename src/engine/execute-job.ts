@@ -75,15 +75,6 @@ function withWriteCrashPoint(artifacts: ArtifactStore): ArtifactStore {
   return wrapped;
 }
 
-/** Resolves when the signal aborts, with its reason. */
-function whenAborted(signal: AbortSignal): Promise<Settled> {
-  return new Promise((resolve) => {
-    const settle = (): void => resolve({ kind: 'aborted', reason: signal.reason as StageAbortError });
-    if (signal.aborted) settle();
-    else signal.addEventListener('abort', settle, { once: true });
-  });
-}
-
 /**
  * Executes a claimed job and commits its outcome, inside the attempt's span. `held` is the job's
  * lease, held (and renewed) since the claim; the executor releases it when the handler is done,
@@ -184,7 +175,7 @@ async function exhausted(deps: ExecutorDeps, stage: PlannedStage, claimed: Claim
  */
 async function runLocked(deps: ExecutorDeps, stage: PlannedStage & { lock: PlannedLock }, claimed: ClaimedJob, held: HeldJob, logger: Logger): Promise<AttemptEnd> {
   // A job claimed ahead that lost its lease (or its run) meanwhile never runs: no lock needed.
-  if (held.controller.signal.aborted) return (await runAndCommit(deps, stage, claimed, held, logger, null)).end;
+  if (held.abort.aborted) return (await runAndCommit(deps, stage, claimed, held, logger, null)).end;
   const taken = await takeStageLock(deps, stage, claimed, held, logger);
   if (taken.status === 'handed_back') return { outcome: 'handed_back' };
   if (taken.status === 'unresolved') {
@@ -232,9 +223,9 @@ async function runAndCommit(
   lock: TakenLock | null,
 ): Promise<{ handlerDone: Promise<unknown>; end: AttemptEnd }> {
   const { job } = claimed;
-  const { controller, lease } = held;
+  const { abort, lease } = held;
   const cancelTimeout = deps.clock.setTimer(
-    () => controller.abort(new StageAbortError('timeout', `stage ${job.stage} timed out after ${stage.policy.timeoutMs} ms`)),
+    () => abort.abort(new StageAbortError('timeout', `stage ${job.stage} timed out after ${stage.policy.timeoutMs} ms`)),
     stage.policy.timeoutMs,
   );
   const startedAt = deps.clock.now();
@@ -246,7 +237,9 @@ async function runAndCommit(
     attempt: job.attempt,
     input: claimed.run.input,
     outputs: claimed.outputs,
-    signal: controller.signal,
+    get signal() {
+      return abort.signal;
+    },
     heartbeat: async () => {
       const status = await deps.leases.renewNow(held);
       if (status !== 'renewed') throw new LeaseLostError(job.id);
@@ -262,16 +255,25 @@ async function runAndCommit(
   let settled: Settled;
   let handlerSettled = false;
   // A job claimed ahead may have lost its lease (or its run) while it waited: do not start it.
-  const started = !controller.signal.aborted;
+  const started = !abort.aborted;
   const handler = (started ? invokeHandler(deps.threads, stage, ctx) : new Promise<never>(() => {})).then(
-    (output): Settled => ({ kind: 'ok', output: toJson(output), publish }),
-    (error: unknown): Settled => ({ kind: 'error', error }),
+    (output): Settled => {
+      handlerSettled = true;
+      return { kind: 'ok', output: toJson(output), publish };
+    },
+    (error: unknown): Settled => {
+      handlerSettled = true;
+      return { kind: 'error', error };
+    },
   );
   // The handler has started and not finished (its first await is pending): a crash point.
   if (started) crashPoint(job.kind === 'rollback' ? 'mid-rollback' : 'mid-handler');
   try {
-    void handler.finally(() => (handlerSettled = true));
-    settled = await Promise.race([handler, whenAborted(controller.signal)]);
+    // The handler's end, or the abort if it comes first (a handler that ignores it is abandoned).
+    settled = await new Promise<Settled>((resolve) => {
+      void handler.then(resolve);
+      abort.onAbort((reason) => resolve({ kind: 'aborted', reason }));
+    });
   } finally {
     cancelTimeout();
     // Heartbeats stop with the handler; the commit below is fenced by the lease as it stands.
@@ -279,7 +281,7 @@ async function runAndCommit(
   }
   const durationMs = deps.clock.now() - startedAt;
   // The timeout fired, whether the handler then rejected with its reason or ignored it.
-  if (settled.kind !== 'ok' && (controller.signal.reason as StageAbortError | undefined)?.abortCause === 'timeout') {
+  if (settled.kind !== 'ok' && abort.reason?.abortCause === 'timeout') {
     deps.observer.stageTimedOut(job.pipeline, job.stage);
     if (settled.kind === 'aborted' && !handlerSettled) {
       deps.observer.handlerAbandoned(job.pipeline, job.stage);

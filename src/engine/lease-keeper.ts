@@ -12,6 +12,7 @@ import type { LeaseRef, LeaseRenewal } from '../core/ports/jobs.ts';
 import type { LockRenewStatus } from '../core/ports/locks.ts';
 import type { Store } from '../core/ports/store.ts';
 import { StageAbortError } from './abort-reason.ts';
+import type { JobAbort } from './job-abort.ts';
 
 /** A stage lock a held job runs under, renewed with its lease (see `LockPolicy`). */
 export interface HeldLock {
@@ -26,7 +27,7 @@ export interface HeldJob {
   /** The job's queue (heartbeat losses are counted per queue). */
   queue: string;
   heartbeatMs: number;
-  controller: AbortController;
+  abort: JobAbort;
   lastRenewAt: number;
   progress: JsonValue | undefined;
   /** The stage lock the job holds, renewed on every heartbeat of its lease; cleared once lost. */
@@ -40,7 +41,7 @@ type RenewOutcome = 'renewed' | 'lost' | 'cancelled';
 
 /** Heartbeats for held jobs. */
 export interface LeaseKeeper {
-  hold(lease: LeaseRef, queue: string, heartbeatMs: number, controller: AbortController): HeldJob;
+  hold(lease: LeaseRef, queue: string, heartbeatMs: number, abort: JobAbort): HeldJob;
   release(held: HeldJob): void;
   /** Renews one lease (and its lock) now (ctx.heartbeat()); `lost` when either was lost. */
   renewNow(held: HeldJob): Promise<RenewOutcome>;
@@ -67,7 +68,7 @@ export function createLeaseKeeper(options: { store: Store; clock: Clock; logger:
       status === 'cancelled'
         ? new StageAbortError('cancelled', 'the run was cancelled or superseded')
         : new StageAbortError('lease_lost', `lease on job ${job.lease.jobId} was lost`);
-    job.controller.abort(reason);
+    job.abort.abort(reason);
     held.delete(job);
   };
 
@@ -76,7 +77,7 @@ export function createLeaseKeeper(options: { store: Store; clock: Clock; logger:
     if (status?.status === 'renewed' || job.lock === undefined) return true;
     const { key } = job.lock;
     job.lock = undefined;
-    job.controller.abort(new StageAbortError('lock_lost', `lock ${key} was lost (it expired or was taken over)`));
+    job.abort.abort(new StageAbortError('lock_lost', `lock ${key} was lost (it expired or was taken over)`));
     return false;
   };
 
@@ -105,7 +106,7 @@ export function createLeaseKeeper(options: { store: Store; clock: Clock; logger:
   const tick = async (): Promise<void> => {
     timer = undefined;
     const now = clock.now();
-    const due = [...held].filter((j) => now - j.lastRenewAt >= j.heartbeatMs && !j.controller.signal.aborted);
+    const due = [...held].filter((j) => now - j.lastRenewAt >= j.heartbeatMs && !j.abort.aborted);
     try {
       await renew(due);
     } catch (err) {
@@ -122,8 +123,8 @@ export function createLeaseKeeper(options: { store: Store; clock: Clock; logger:
   };
 
   return {
-    hold(lease, queue, heartbeatMs, controller) {
-      const job: HeldJob = { lease, queue, heartbeatMs, controller, lastRenewAt: clock.now(), progress: undefined };
+    hold(lease, queue, heartbeatMs, abort) {
+      const job: HeldJob = { lease, queue, heartbeatMs, abort, lastRenewAt: clock.now(), progress: undefined };
       held.add(job);
       schedule();
       return job;

@@ -8,6 +8,7 @@ import type { CancelTimer } from '../core/clock.ts';
 import { NotFoundError } from '../core/errors.ts';
 import type { ClaimedJob, ClaimRequest } from '../core/ports/jobs.ts';
 import { createActivityRecorder } from './activity-recorder.ts';
+import { JobAbort } from './job-abort.ts';
 import { createLocalQueues, type LocalJob } from './local-queue.ts';
 import { StageAbortError } from './abort-reason.ts';
 import { createCommitBatcher } from './commit-batcher.ts';
@@ -113,7 +114,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
   const hold = (claimed: ClaimedJob, heartbeatMs: number): LocalJob => {
     if (claimed.redelivered) deps.observer.redelivered(claimed.job.queue, 1);
     const lease = { jobId: claimed.job.id, token: claimed.job.leaseToken ?? '' };
-    return { claimed, held: leases.hold(lease, claimed.job.queue, heartbeatMs, new AbortController()) };
+    return { claimed, held: leases.hold(lease, claimed.job.queue, heartbeatMs, new JobAbort()) };
   };
 
   /** One claim transaction for every queue with room; returns how many jobs were claimed. */
@@ -214,7 +215,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
   const handBack = async (held: HeldJob[], message: string): Promise<void> => {
     if (held.length === 0) return;
     for (const h of held) {
-      h.controller.abort(new StageAbortError('shutdown', 'worker shutting down'));
+      h.abort.abort(new StageAbortError('shutdown', 'worker shutting down'));
       leases.release(h);
     }
     const released = await deps.store.jobs.release(held.map((h) => h.lease)).catch((err: unknown) => {

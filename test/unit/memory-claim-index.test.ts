@@ -98,4 +98,34 @@ describe('memory store claims from its job index', () => {
     for (let seed = 1; seed <= 20; seed++) claims += await runSchedule(seed, 150);
     assert.ok(claims > 500, `the schedules claimed ${claims} times`);
   });
+
+  it('takes the same jobs from a backlog of 3,000 in one lane while it is claimed from the front, added to and cut in the middle', async () => {
+    const prng = createPrng(7);
+    const clock = createFakeClock();
+    const ctx = createContext(clock, createCountingIds(clock));
+    const store = buildMemoryStoreOn(ctx);
+    await store.migrate();
+    for (let i = 0; i < 30; i++) await store.jobs.submit(Array.from({ length: 100 }, () => runRequest()));
+    let claimed = 0;
+    while (claimed < 3_200) {
+      const expected = scannedPick(ctx.state, 7, undefined);
+      const jobs = await store.jobs.claim([{ queue: QUEUE, workerId: 'w', limit: 7, leaseMs: 60_000 }]);
+      assert.deepEqual(
+        jobs.map((c) => c.job.id),
+        expected,
+        `claim after ${claimed} jobs`,
+      );
+      if (jobs.length === 0) break;
+      claimed += jobs.length;
+      for (const job of jobs) await store.jobs.commit([{ type: 'complete', lease: { jobId: job.job.id, token: job.job.leaseToken ?? '' }, output: null, durationMs: 1, next: null }]);
+      // New jobs land at the end of the lane; cancelled runs take theirs out of its middle.
+      if (prng.chance(0.2)) await store.jobs.submit([runRequest()]);
+      const queued = [...ctx.state.runs.values()].filter((r) => r.status === 'queued');
+      if (queued.length > 0 && prng.chance(0.3)) await store.operator.cancelRun(prng.pick(queued).id, 'drawn');
+      clock.advance(1);
+    }
+    assert.ok(claimed > 2_000, `claimed ${claimed} jobs`);
+    assert.equal(scannedPick(ctx.state, 1, undefined).length, 0, 'the backlog is drained');
+    await store.close();
+  });
 });

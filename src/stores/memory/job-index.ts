@@ -12,14 +12,26 @@ import { comparePlain } from '../shared/claim-order.ts';
 
 /**
  * Ready jobs of one queue sharing priority, tenant and retry-ness (`attempt >= 1`), sorted in
- * plain claim order (availableAt, then id), so the due ones are a prefix.
+ * plain claim order (availableAt, then id), so the due ones are a prefix: `jobs` from index
+ * `head` on. Claims take jobs from the front, which only moves `head` (Array.shift() copies the
+ * whole array once it is large, so a backlog of 20,000 jobs made every claim cost 20,000 moves);
+ * the taken slots are dropped once they are the larger part.
  */
 export interface ReadyLane {
   readonly priority: number;
   readonly tenant: string | null;
   readonly retry: boolean;
-  readonly jobs: Job[];
+  jobs: (Job | undefined)[];
+  head: number;
 }
+
+/** The jobs of `lane`, in plain order. */
+export function laneJobs(lane: ReadyLane): Job[] {
+  return lane.jobs.slice(lane.head) as Job[];
+}
+
+/** Slots taken from the front are dropped once there are this many and they are most of the array. */
+const COMPACT_AFTER = 1_024;
 
 /** One queue's jobs as claims read them. */
 export interface QueueJobs {
@@ -44,8 +56,9 @@ function laneKey(job: Job, retry: boolean): string {
 }
 
 /** Index of the first entry of `jobs` not before `key` in plain order (binary search). */
-function lowerBound(jobs: readonly Job[], key: Pick<Job, 'priority' | 'availableAt' | 'id' | 'tenant'>): number {
-  let lo = 0;
+function lowerBound(lane: ReadyLane, key: Pick<Job, 'priority' | 'availableAt' | 'id' | 'tenant'>): number {
+  const { jobs } = lane;
+  let lo = lane.head;
   let hi = jobs.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
@@ -58,8 +71,10 @@ function lowerBound(jobs: readonly Job[], key: Pick<Job, 'priority' | 'available
 /** The first (at most `limit`) due jobs of `lane`, in plain order. */
 export function dueJobs(lane: ReadyLane, now: number, limit: number): Job[] {
   const due: Job[] = [];
-  for (const job of lane.jobs) {
-    if (due.length >= limit || job.availableAt > now) break;
+  const { jobs } = lane;
+  for (let i = lane.head; i < jobs.length && due.length < limit; i++) {
+    const job = jobs[i] as Job;
+    if (job.availableAt > now) break;
     due.push(job);
   }
   return due;
@@ -107,7 +122,7 @@ export class JobIndex {
       queues: sorted(
         [...this.byQueue]
           .filter(([, queue]) => queue.readyCount > 0 || queue.leased.size > 0)
-          .map(([name, queue]) => [name, { readyCount: queue.readyCount, leased: ids(queue.leased).sort(), lanes: sorted([...queue.lanes].map(([key, lane]) => [key, ids(lane.jobs)])) }]),
+          .map(([name, queue]) => [name, { readyCount: queue.readyCount, leased: ids(queue.leased).sort(), lanes: sorted([...queue.lanes].map(([key, lane]) => [key, ids(laneJobs(lane))])) }]),
       ),
     };
   }
@@ -153,13 +168,13 @@ export class JobIndex {
       const key = laneKey(job, retry);
       let lane = queue.lanes.get(key);
       if (!lane) {
-        lane = { priority: job.priority, tenant: job.tenant, retry, jobs: [] };
+        lane = { priority: job.priority, tenant: job.tenant, retry, jobs: [], head: 0 };
         queue.lanes.set(key, lane);
       }
       // Enqueues mostly arrive in order (ids grow with time), so this is usually an append.
-      const last = lane.jobs.at(-1);
+      const last = lane.jobs.length > lane.head ? lane.jobs[lane.jobs.length - 1] : undefined;
       if (last === undefined || comparePlain(last, job) < 0) lane.jobs.push(job);
-      else lane.jobs.splice(lowerBound(lane.jobs, job), 0, job);
+      else lane.jobs.splice(lowerBound(lane, job), 0, job);
       queue.readyCount += 1;
       filing.lane = lane;
     }
@@ -176,11 +191,19 @@ export class JobIndex {
     if (filing.state === JobState.leased) queue.leased.delete(job);
     const lane = filing.lane;
     if (lane === null) return;
-    const at = lowerBound(lane.jobs, { priority: job.priority, availableAt: filing.availableAt, id: job.id, tenant: job.tenant });
-    // Claims take lanes from the front, where shift() is cheaper than splice().
-    if (at === 0 && lane.jobs[0] === job) lane.jobs.shift();
-    else lane.jobs.splice(lane.jobs[at] === job ? at : lane.jobs.indexOf(job), 1);
     queue.readyCount -= 1;
-    if (lane.jobs.length === 0) queue.lanes.delete(laneKey(job, lane.retry));
+    if (lane.jobs[lane.head] === job) {
+      // Claims take lanes from the front: the slot is emptied and the head moves past it.
+      lane.jobs[lane.head] = undefined;
+      lane.head += 1;
+    } else {
+      const at = lowerBound(lane, { priority: job.priority, availableAt: filing.availableAt, id: job.id, tenant: job.tenant });
+      lane.jobs.splice(lane.jobs[at] === job ? at : lane.jobs.indexOf(job, lane.head), 1);
+    }
+    if (lane.head === lane.jobs.length) queue.lanes.delete(laneKey(job, lane.retry));
+    else if (lane.head >= COMPACT_AFTER && lane.head * 2 >= lane.jobs.length) {
+      lane.jobs = lane.jobs.slice(lane.head);
+      lane.head = 0;
+    }
   }
 }
