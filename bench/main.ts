@@ -2,6 +2,7 @@
  * Benchmark entry point: `npm run bench -- <suite> [flags]`.
  *   engine   5-stage no-op pipeline: kiln (memory, SQLite) vs BullMQ (private redis-server) vs plainjob (SQLite).
  *            Flags: --runs N (default 2000), --concurrency C (default 10), --only a,b,
+ *            --repeat N (N alternating rounds, each system reported by its median round),
  *            --submit single|bulk (default single: runs submitted one by one, each awaited;
  *            bulk: each system's bulk API, 500 per call, so the measure is processing-bound)
  *            Systems: kiln-memory, kiln-sqlite, bullmq, plainjob. Writes bench/results/engine-<timestamp>.json.
@@ -54,7 +55,7 @@ import { runQrSuite } from './qr/qr-suite.ts';
 import { parseScaleArgs } from './scale/scale-args.ts';
 
 const USAGE = [
-  'usage: npm run bench -- engine [--runs 2000] [--concurrency 10] [--only kiln-memory,kiln-sqlite,bullmq,plainjob] [--submit single|bulk]',
+  'usage: npm run bench -- engine [--runs 2000] [--concurrency 10] [--only kiln-memory,kiln-sqlite,bullmq,plainjob] [--submit single|bulk] [--repeat N]',
   '       npm run bench -- engine --store postgres [--jobs 5000] [--chains 1000] [--concurrency 10]',
   '                               [--only kiln,kiln-prefetch,graphile-default,graphile-batched,graphile-batched-state,pg-boss] [--scenario noop,chains]',
   '                               [--cpu-prof] [--submit single|bulk]',

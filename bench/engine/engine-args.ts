@@ -15,6 +15,8 @@ export interface EngineArgs {
   only: string[];
   /** How the measured runs are submitted. @default 'single' */
   submit: SubmitMode;
+  /** Rounds, each running every system once in turn; each system reports its median round. @default 1 */
+  repeat: number;
 }
 
 const DEFAULT_RUNS = 2000;
@@ -55,6 +57,7 @@ export function parseEngineArgs(argv: readonly string[]): EngineArgs {
       concurrency: { type: 'string' },
       only: { type: 'string' },
       submit: { type: 'string' },
+      repeat: { type: 'string' },
     },
   });
   return {
@@ -62,5 +65,6 @@ export function parseEngineArgs(argv: readonly string[]): EngineArgs {
     concurrency: positiveInt('concurrency', values.concurrency, DEFAULT_CONCURRENCY),
     only: (values.only ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0),
     submit: parseSubmitMode(values.submit),
+    repeat: positiveInt('repeat', values.repeat, 1),
   };
 }

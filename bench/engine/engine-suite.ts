@@ -31,6 +31,10 @@ export interface EngineReport {
   concurrency: number;
   /** How every system submitted the measured runs. */
   submit: SubmitMode;
+  /** Rounds run (each system once per round, in turn); `results` holds each system's median round. */
+  repeat: number;
+  /** runs/s of every round, by system (several only when `repeat` > 1). */
+  rounds: Partial<Record<EngineSystem, number[]>>;
   results: (EngineResult | SkippedSystem)[];
   /** runs/s of the kiln system divided by the peer's, when both ran. */
   ratios: { kilnSqliteOverBullmq?: number; kilnMemoryOverBullmq?: number; kilnSqliteOverPlainjob?: number };
@@ -100,28 +104,47 @@ function formatRatios(report: EngineReport): string {
   return lines.join('\n');
 }
 
-/** Runs the selected systems one after another, prints the table, writes and returns the report. */
+/** The result of the median round by runs/s (the lower middle one of an even count). */
+function medianRound(rounds: readonly EngineResult[]): EngineResult | undefined {
+  return [...rounds].sort((a, b) => a.runsPerSec - b.runsPerSec)[Math.floor((rounds.length - 1) / 2)];
+}
+
+/**
+ * Runs the selected systems one after another, `repeat` rounds (so a burst of load on this shared
+ * machine hits one round of one system, not the comparison), prints the table of median rounds,
+ * writes and returns the report.
+ */
 export async function runEngineSuite(args: EngineArgs): Promise<{ report: EngineReport; path: string }> {
   const systems = selectedSystems(args.only);
   const startedAt = new Date().toISOString();
-  const results: EngineReport['results'] = [];
   console.log(`engine: ${args.runs} runs x 5 no-op stages, concurrency ${args.concurrency} per stage, systems: ${systems.join(', ')}`);
-  console.log(`submit: ${args.submit}`);
-  for (const system of systems) {
-    if (system === 'bullmq' && !hasRedisServer()) {
-      console.log('bullmq: skipped (redis-server not found)');
-      results.push({ system, skipped: 'redis-server not found' });
-      continue;
-    }
-    try {
-      const result = await runChild(system, args);
-      console.log(`${system}: ${result.runsPerSec} runs/s in ${result.elapsedMs} ms`);
-      results.push(result);
-    } catch (err) {
-      console.error(`${system}: failed: ${(err as Error).message}`);
-      results.push({ system, skipped: `failed: ${(err as Error).message}` });
+  console.log(`submit: ${args.submit}${args.repeat > 1 ? `, ${args.repeat} rounds (table and ratios: each system's median round)` : ''}`);
+  const done = new Map<EngineSystem, EngineResult[]>(systems.map((s) => [s, []]));
+  const skipped = new Map<EngineSystem, string>();
+  if (systems.includes('bullmq') && !hasRedisServer()) {
+    console.log('bullmq: skipped (redis-server not found)');
+    skipped.set('bullmq', 'redis-server not found');
+  }
+  for (let round = 1; round <= args.repeat; round++) {
+    if (args.repeat > 1) console.log(`round ${round} of ${args.repeat}`);
+    for (const system of systems) {
+      if (skipped.has(system)) continue;
+      try {
+        const result = await runChild(system, args);
+        console.log(`${system}: ${result.runsPerSec} runs/s in ${result.elapsedMs} ms`);
+        done.get(system)?.push(result);
+      } catch (err) {
+        console.error(`${system}: failed: ${(err as Error).message}`);
+        skipped.set(system, `failed: ${(err as Error).message}`);
+      }
     }
   }
+  const results: EngineReport['results'] = systems.map((system) => {
+    const why = skipped.get(system);
+    const median = medianRound(done.get(system) ?? []);
+    return why !== undefined || median === undefined ? { system, skipped: why ?? 'no round ran' } : median;
+  });
+  const rounds = Object.fromEntries(systems.map((s) => [s, (done.get(s) ?? []).map((r) => r.runsPerSec)]));
   const report: EngineReport = {
     suite: 'engine',
     startedAt,
@@ -129,6 +152,8 @@ export async function runEngineSuite(args: EngineArgs): Promise<{ report: Engine
     runs: args.runs,
     concurrency: args.concurrency,
     submit: args.submit,
+    repeat: args.repeat,
+    rounds,
     results,
     ratios: {
       kilnSqliteOverBullmq: ratio(results, 'kiln-sqlite', 'bullmq'),
@@ -137,6 +162,10 @@ export async function runEngineSuite(args: EngineArgs): Promise<{ report: Engine
     },
   };
   console.log(`\n${formatTable(report)}\n`);
+  if (args.repeat > 1) {
+    for (const [system, values] of Object.entries(rounds)) console.log(`${system} rounds: ${values.map((v) => v.toFixed(0)).join(', ')} runs/s`);
+    console.log('');
+  }
   const ratios = formatRatios(report);
   if (ratios) console.log(`${ratios}\n`);
   console.log('p50/p99: per stage job, handler start -> commit finished (kiln: commit resolved; bullmq: worker "completed" event; plainjob: onCompleted).');
