@@ -58,6 +58,17 @@ export function describeCommit(harness: StoreHarness): void {
       assert.deepEqual(next.outputs, { a: output });
     });
 
+    test('a claimed job of a stage that already succeeded (enqueued again) sees the other outputs, not its own stage\'s: that stage is running', async ({ store }) => {
+      const a = await claimNew(store);
+      await complete(store, { lease: leaseOf(a), output: { from: 'a' }, durationMs: 1, next: stageJob('b') });
+      const b = await claimOne(store, 'demo.b');
+      await complete(store, { lease: leaseOf(b), output: { from: 'b' }, durationMs: 1, next: stageJob('a') });
+      const again = await claimOne(store, 'demo.a');
+      assert.equal(again.run.id, a.run.id);
+      assert.deepEqual(again.outputs, { b: { from: 'b' } });
+      assert.equal((await store.reads.getRun(a.run.id))?.stages[0]?.status, 'running');
+    });
+
     test('completing the last stage ends the run succeeded with no jobs left and the ledger in completion order', async ({ store }) => {
       const last = await claimNew(store, 'c');
       const run = last.run;

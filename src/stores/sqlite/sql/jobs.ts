@@ -91,13 +91,17 @@ export function insertStagesSql(count: number): string {
 }
 
 /**
- * In: a JSON array of run ids. Out: (run, stage, output) of their succeeded stages, as read
- * (stage_records_live, migration 0015): a stage whose job is leased — a duplicate of a
- * succeeded stage being claimed, this batch's included — is running, not an output.
+ * In: a JSON array of run ids. Out: (run, stage, output) of their succeeded stages, as
+ * stage_records_live reads them (migration 0015): a stage whose job is leased — a duplicate of a
+ * succeeded stage being claimed, this batch's included — is running, not an output. The view's
+ * join is made for the succeeded records only (half the cost of a claim's reads through the view).
  */
 export const SELECT_SUCCEEDED_OUTPUTS = `
-  SELECT run_id, stage, output FROM stage_records_live
-  WHERE run_id IN (SELECT value FROM json_each(?)) AND status = 'succeeded'`;
+  SELECT s.run_id, s.stage, s.output FROM stage_records AS s
+  WHERE s.run_id IN (SELECT value FROM json_each(?)) AND s.status = 'succeeded'
+    AND NOT EXISTS (
+      SELECT 1 FROM jobs AS j
+      WHERE j.run_id = s.run_id AND j.stage = s.stage AND j.kind = 'stage' AND j.dead_slot = '' AND j.state = 'leased')`;
 
 /**
  * In: run id, stage, progress JSON. A renewal's progress marker (a JSON `null` marker is stored
