@@ -31,7 +31,8 @@ function randomHex(bytes: number): string {
 
 const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
 
-const RANDOM_BITS = 80n;
+/** The 80-bit random part is kept as two 40-bit halves (exact in a double; no BigInt per id). */
+const HALF = 2 ** 40;
 
 /**
  * Time-ordered random ids, strictly increasing within one generator: an id made in the same
@@ -40,17 +41,22 @@ const RANDOM_BITS = 80n;
  */
 export function createIdGenerator(clock: Clock): IdGenerator {
   let lastMs = -1;
-  let lastRandom = 0n;
+  let timeHex = '';
+  let high = 0;
+  let low = 0;
   return {
     next(prefix) {
       const now = clock.now();
       if (now > lastMs) {
         lastMs = now;
-        lastRandom = BigInt(`0x${randomHex(10)}`);
-      } else {
-        lastRandom = (lastRandom + 1n) % (1n << RANDOM_BITS);
+        timeHex = now.toString(16).padStart(12, '0');
+        high = Number.parseInt(randomHex(5), 16);
+        low = Number.parseInt(randomHex(5), 16);
+      } else if (++low === HALF) {
+        low = 0;
+        high = (high + 1) % HALF;
       }
-      return `${prefix}_${lastMs.toString(16).padStart(12, '0')}${lastRandom.toString(16).padStart(20, '0')}`;
+      return `${prefix}_${timeHex}${high.toString(16).padStart(10, '0')}${low.toString(16).padStart(10, '0')}`;
     },
     token: () => randomHex(16),
   };

@@ -57,9 +57,12 @@ const OUTCOME_BY_DECISION: Record<FailureDecision['action'], StageOutcome> = {
   fail: 'failed',
 };
 
-/** Normalises a handler's return value to JSON (undefined -> null). */
+/** Normalises a handler's return value to JSON (undefined -> null), as a JSON round trip would. */
 function toJson(value: unknown): JsonValue {
-  if (value === undefined) return null;
+  if (value === undefined || value === null) return null;
+  // The common no-op and scalar outputs skip the round trip (NaN and ±Infinity become null, as in JSON).
+  if (typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
   return JSON.parse(JSON.stringify(value)) as JsonValue;
 }
 
@@ -259,7 +262,12 @@ async function runAndCommit(
   const handler = (started ? invokeHandler(deps.threads, stage, ctx) : new Promise<never>(() => {})).then(
     (output): Settled => {
       handlerSettled = true;
-      return { kind: 'ok', output: toJson(output), publish };
+      // An output JSON cannot hold (a cycle, a BigInt) fails the attempt like a throw would.
+      try {
+        return { kind: 'ok', output: toJson(output), publish };
+      } catch (error) {
+        return { kind: 'error', error };
+      }
     },
     (error: unknown): Settled => {
       handlerSettled = true;

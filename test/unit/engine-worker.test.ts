@@ -101,6 +101,23 @@ describe('engine worker on the memory store', () => {
     assert.equal(calls, 1);
   });
 
+  it('fails the attempt of a handler whose output JSON cannot hold (a cycle), instead of waiting for its timeout', async () => {
+    const p = threeStages('t.cycle', {
+      a: () => {
+        const output: Record<string, unknown> = {};
+        output.self = output;
+        return output;
+      },
+    });
+    const h = await createEngineHarness([p]);
+    const { run } = await h.kiln.submit('t.cycle', {});
+    await h.kiln.createWorker().runOnce();
+    const stage = (await h.kiln.getRun(run.id)).stages[0];
+    assert.equal(stage?.status, 'failed');
+    assert.match(stage?.error?.message ?? '', /circular/i);
+    assert.deepEqual(h.recorded.executions.map((e) => e.outcome === 'succeeded'), [false]);
+  });
+
   it('dead-letters a job whose lease expired on every attempt with a transient LEASE_EXPIRED, replayable', async () => {
     const p = threeStages('t.lease');
     const h = await createEngineHarness([p], { 't.lease': { a: { maxAttempts: 2 } } });
