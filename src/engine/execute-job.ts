@@ -213,6 +213,26 @@ async function settlesWithin(deps: ExecutorDeps, promise: Promise<unknown>, ms: 
   return result;
 }
 
+/*
+ * The handler's callbacks, each returned by a function: tsx (which runs kiln) keeps function
+ * names by wrapping every closure defined in a named position (`heartbeat: async () => ...`) in
+ * a __name() call, a cost this path would pay three times per job.
+ */
+function heartbeatOf(deps: ExecutorDeps, held: HeldJob): StageContext['heartbeat'] {
+  return async () => {
+    const status = await deps.leases.renewNow(held);
+    if (status !== 'renewed') throw new LeaseLostError(held.lease.jobId);
+  };
+}
+
+function progressOf(deps: ExecutorDeps, held: HeldJob): StageContext['progress'] {
+  return (marker) => deps.leases.progress(held, marker);
+}
+
+function publisherOf(publish: PublicationRequest[]): StageContext['publish'] {
+  return (publication) => void publish.push({ ...publication });
+}
+
 /**
  * Runs the handler and commits its outcome. `handlerDone` settles when the handler has (at once
  * when it never started; later, or never, when it was abandoned).
@@ -243,16 +263,13 @@ async function runAndCommit(
     get signal() {
       return abort.signal;
     },
-    heartbeat: async () => {
-      const status = await deps.leases.renewNow(held);
-      if (status !== 'renewed') throw new LeaseLostError(job.id);
-    },
-    progress: (marker) => deps.leases.progress(held, marker),
+    heartbeat: heartbeatOf(deps, held),
+    progress: progressOf(deps, held),
     lock: lock === null ? null : { key: lock.key, fence: lock.fence },
     artifacts: crashPlanned ? withWriteCrashPoint(deps.artifacts) : deps.artifacts,
     cache: deps.cache,
     settings: deps.settings.get(job.pipeline) ?? null,
-    publish: (publication) => void publish.push({ ...publication }),
+    publish: publisherOf(publish),
     logger,
   };
   let settled: Settled;

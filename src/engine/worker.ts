@@ -89,19 +89,26 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
     if (served.has(queue)) wake();
   });
 
+  /**
+   * What frees a running job's slot, once: the slot is the handler's, so it frees when the
+   * handler is done, before the commit lands. (Returned by a function, not defined in a named
+   * position: see heartbeatOf in execute-job.ts.)
+   */
+  const slotFreer = (queue: string): (() => void) => {
+    let slotFreed = false;
+    return () => {
+      if (slotFreed) return;
+      slotFreed = true;
+      slots.finished(queue);
+      dispatch();
+      wake();
+    };
+  };
+
   /** Starts every waiting job that a free slot allows. */
   const dispatch = (): void => {
     for (const { claimed, held } of slots.startable()) {
-      const queue = claimed.job.queue;
-      let slotFreed = false;
-      // The slot is the handler's: it frees when the handler is done, before the commit lands.
-      const freeSlot = (): void => {
-        if (slotFreed) return;
-        slotFreed = true;
-        slots.finished(queue);
-        dispatch();
-        wake();
-      };
+      const freeSlot = slotFreer(claimed.job.queue);
       const p: Promise<void> = executeJob(exec, claimed, held, freeSlot).finally(() => {
         freeSlot();
         executions.delete(p);

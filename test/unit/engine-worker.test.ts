@@ -106,7 +106,7 @@ describe('engine worker on the memory store', () => {
       a: () => {
         const output: Record<string, unknown> = {};
         output.self = output;
-        return output;
+        return output as never;
       },
     });
     const h = await createEngineHarness([p]);
