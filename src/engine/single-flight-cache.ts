@@ -20,6 +20,12 @@ import type { Store } from '../core/ports/store.ts';
 import { createLocalCaches } from './local-cache.ts';
 import { withSpan } from './tracing.ts';
 
+/**
+ * The reason a pause is cut short with: a value, so no DOMException (and its stack trace) is made
+ * for every wake of a waiter.
+ */
+const WOKEN = 'woken';
+
 /** What the cache needs from the engine. */
 export interface SingleFlightCacheDeps {
   store: Store;
@@ -89,11 +95,11 @@ export function createSingleFlightCache(deps: SingleFlightCacheDeps): SingleFlig
   const pause = async (o: Resolved, ms: number): Promise<void> => {
     const id = slot(o.cache, o.key);
     const woken = new AbortController();
-    const onAbort = (): void => woken.abort();
+    const onAbort = (): void => woken.abort(WOKEN);
     o.signal?.addEventListener('abort', onAbort, { once: true });
     const waiters = localWaiters.get(id) ?? new Set<() => void>();
     localWaiters.set(id, waiters);
-    const wake = (): void => woken.abort();
+    const wake = (): void => woken.abort(WOKEN);
     waiters.add(wake);
     try {
       await deps.clock.sleep(ms, woken.signal);

@@ -23,6 +23,8 @@ import type { WorkerDeps } from './worker-deps.ts';
 
 
 const DEFAULT_POLL_MS = 250;
+/** Why a sleep is cut short by a wake: a value, so no DOMException (and its stack trace) per wake. */
+const WAKE = 'wake';
 const DEFAULT_REAP_MS = 1_000;
 const DEFAULT_TEMP_GRACE_MS = 3_600_000;
 const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
@@ -83,7 +85,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
 
   const wake = (): void => {
     if (wakeSleep === undefined) wokenWhileAwake = true;
-    else wakeSleep.abort();
+    else wakeSleep.abort(WAKE);
   };
   const unsubscribe = deps.store.onWake((queue) => {
     if (served.has(queue)) wake();
