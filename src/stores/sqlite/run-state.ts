@@ -43,21 +43,10 @@ export type JobOwner = Pick<RunRow, 'id' | 'pipeline' | 'tenant' | 'trace_id'>;
  * NOTHING): returns false then.
  */
 export function enqueueJob(ctx: SqliteContext, run: JobOwner, spec: JobSpec, now: number, availableAt = now): boolean {
-  const inserted = ctx.sql().insertJob.run({
-    id: ctx.ids.next('job'),
-    run_id: run.id,
-    pipeline: run.pipeline,
-    stage: spec.stage,
-    queue: spec.queue,
-    kind: spec.kind,
-    idempotency_key: jobIdempotencyKey(run.id, spec.stage, spec.kind),
-    max_attempts: spec.maxAttempts,
-    priority: spec.priority,
-    available_at: availableAt,
-    enqueued_at: now,
-    tenant: run.tenant,
-    trace_id: run.trace_id,
-  }).changes === 1;
+  const key = jobIdempotencyKey(run.id, spec.stage, spec.kind);
+  const { insertJob } = ctx.sql();
+  const id = ctx.ids.next('job');
+  const inserted = insertJob.run(id, run.id, run.pipeline, spec.stage, spec.queue, spec.kind, key, spec.maxAttempts, spec.priority, availableAt, now, run.tenant, run.trace_id).changes === 1;
   if (inserted && availableAt <= now) ctx.wake(spec.queue);
   return inserted;
 }

@@ -99,7 +99,7 @@ function leasePicked(ctx: SqliteContext, picks: readonly PickedJob[], runs: Map<
       lease_ms: request.leaseMs,
       now,
     };
-    sql.leaseJob.run(lease);
+    sql.leaseJob.run(lease.attempt, lease.redeliveries, lease.owner, lease.token, lease.fence, lease.lease_until, lease.lease_ms, now, lease.id);
     markRunStarted(ctx, row, runs, now);
     const { owner, token, now: claimedAt, ...fields } = lease;
     return { ...row, ...fields, state: 'leased', lease_owner: owner, lease_token: token, started_at: row.started_at ?? claimedAt };

@@ -62,17 +62,9 @@ function completeStage(ctx: SqliteContext, request: CompleteStageRequest, now: n
   const output = toJson(request.output);
 
   // The first completion of a key wins; a duplicate keeps the recorded outcome.
-  sql.insertLedger.run({ run_id: job.run_id, key: job.idempotency_key, stage: job.stage, kind: job.kind, output, now });
+  sql.insertLedger.run(job.run_id, job.idempotency_key, job.run_id, job.stage, job.kind, output, now);
   if (job.kind === 'stage') {
-    sql.succeedStage.run({
-      run_id: job.run_id,
-      stage: job.stage,
-      output,
-      now,
-      duration_ms: request.durationMs,
-      attempt: job.attempt,
-      started_at: job.started_at,
-    });
+    sql.succeedStage.run(output, now, request.durationMs, job.attempt, job.started_at, job.run_id, job.stage);
   } else {
     sql.setRollbackStatus.run('succeeded', job.run_id, job.stage);
   }
