@@ -19,6 +19,12 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/**
+ * What to abort a sleep's signal with to wake it early: a plain value, since `abort()` without a
+ * reason builds a DOMException, stack trace and all, on every wake.
+ */
+export const WAKE_REASON = 'woken';
+
 function sleepWith(clock: Pick<Clock, 'setTimer'>, ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted || ms <= 0) return resolve();

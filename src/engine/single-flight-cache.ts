@@ -9,7 +9,7 @@
  * almost no polling.
  */
 import type { CacheBuildContext, CacheKeyOptions, CacheLookup, SingleFlightCache } from '../core/cache.ts';
-import type { Clock } from '../core/clock.ts';
+import { WAKE_REASON, type Clock } from '../core/clock.ts';
 import { ErrorClass, StageFailure } from '../core/errors.ts';
 import type { IdGenerator } from '../core/ids.ts';
 import type { JsonValue } from '../core/model.ts';
@@ -20,11 +20,6 @@ import type { Store } from '../core/ports/store.ts';
 import { createLocalCaches } from './local-cache.ts';
 import { withSpan } from './tracing.ts';
 
-/**
- * The reason a pause is cut short with: a value, so no DOMException (and its stack trace) is made
- * for every wake of a waiter.
- */
-const WOKEN = 'woken';
 
 /** What the cache needs from the engine. */
 export interface SingleFlightCacheDeps {
@@ -95,11 +90,11 @@ export function createSingleFlightCache(deps: SingleFlightCacheDeps): SingleFlig
   const pause = async (o: Resolved, ms: number): Promise<void> => {
     const id = slot(o.cache, o.key);
     const woken = new AbortController();
-    const onAbort = (): void => woken.abort(WOKEN);
+    const onAbort = (): void => woken.abort(WAKE_REASON);
     o.signal?.addEventListener('abort', onAbort, { once: true });
     const waiters = localWaiters.get(id) ?? new Set<() => void>();
     localWaiters.set(id, waiters);
-    const wake = (): void => woken.abort(WOKEN);
+    const wake = (): void => woken.abort(WAKE_REASON);
     waiters.add(wake);
     try {
       await deps.clock.sleep(ms, woken.signal);

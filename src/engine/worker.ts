@@ -4,7 +4,7 @@
  * A reaper timer hands expired leases back, sweeps orphaned temp files and reports what this worker
  * committed per queue (queue activity, see activity-recorder.ts).
  */
-import type { CancelTimer } from '../core/clock.ts';
+import { WAKE_REASON, type CancelTimer } from '../core/clock.ts';
 import { NotFoundError } from '../core/errors.ts';
 import type { ClaimedJob, ClaimRequest } from '../core/ports/jobs.ts';
 import { createActivityRecorder } from './activity-recorder.ts';
@@ -23,8 +23,6 @@ import type { WorkerDeps } from './worker-deps.ts';
 
 
 const DEFAULT_POLL_MS = 250;
-/** Why a sleep is cut short by a wake: a value, so no DOMException (and its stack trace) per wake. */
-const WAKE = 'wake';
 const DEFAULT_REAP_MS = 1_000;
 const DEFAULT_TEMP_GRACE_MS = 3_600_000;
 const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
@@ -85,7 +83,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
 
   const wake = (): void => {
     if (wakeSleep === undefined) wokenWhileAwake = true;
-    else wakeSleep.abort(WAKE);
+    else wakeSleep.abort(WAKE_REASON);
   };
   const unsubscribe = deps.store.onWake((queue) => {
     if (served.has(queue)) wake();
