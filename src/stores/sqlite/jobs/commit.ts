@@ -49,7 +49,7 @@ function advanceRun(ctx: SqliteContext, job: DeletedJobRow, next: JobSpec | null
     return statusOf(sql.touchRun.get({ id: job.run_id, now }), job.run_id);
   }
   enqueueJob(ctx, owner, next, now);
-  return statusOf(sql.moveRunToStage.get({ id: job.run_id, stage: next.stage, now }), job.run_id);
+  return statusOf(sql.moveRunToStage.get(next.stage, now, job.run_id), job.run_id);
 }
 
 /** Records the job's success, enqueues `next` or ends the run, and deletes the job. */
@@ -57,7 +57,7 @@ function completeStage(ctx: SqliteContext, request: CompleteStageRequest, now: n
   const sql = ctx.sql();
   // Fence check and delete in one statement, and first: a refused lease changes nothing, and the
   // next job can never be absorbed by this one's live key.
-  const job = sql.deleteLeasedJob.get({ id: request.lease.jobId, token: request.lease.token, now });
+  const job = sql.deleteLeasedJob.get(request.lease.jobId, request.lease.token, now);
   if (!job) return refusal(refusalReason(ctx, request.lease.jobId));
   const output = toJson(request.output);
 

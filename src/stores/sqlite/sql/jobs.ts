@@ -62,10 +62,10 @@ export const UPDATE_RUN_STATE = `
   WHERE id = @id`;
 
 /**
- * In: id, stage, now. Out: the run's status. A completion moved the run on to `stage`; the status
+ * In: stage, now, id. Out: the run's status. A completion moved the run on to `stage`; the status
  * is not assigned, so runs_status is not rewritten on every transition.
  */
-export const MOVE_RUN_TO_STAGE = 'UPDATE runs SET current_stage = @stage, updated_at = @now WHERE id = @id RETURNING status';
+export const MOVE_RUN_TO_STAGE = 'UPDATE runs SET current_stage = ?, updated_at = ? WHERE id = ? RETURNING status';
 
 /** In: id, now. Out: the run's status. A completion enqueued a compensation; the run stays put. */
 export const TOUCH_RUN = 'UPDATE runs SET updated_at = @now WHERE id = @id RETURNING status';
@@ -276,7 +276,7 @@ export const RENEW_JOB = 'UPDATE jobs SET lease_until = ? WHERE id = ?';
  * and the delete are one statement.
  */
 export const DELETE_LEASED_JOB = `
-  DELETE FROM jobs WHERE id = @id AND lease_token = @token AND state = 'leased' AND lease_until > @now
+  DELETE FROM jobs WHERE id = ? AND lease_token = ? AND state = 'leased' AND lease_until > ?
   RETURNING run_id, pipeline, stage, kind, idempotency_key, tenant, trace_id, fence, attempt, started_at`;
 
 /**
@@ -451,7 +451,7 @@ function prepareRunStatements(db: SqliteDatabase) {
     selectOlderLiveSubjectRuns: db.prepare<[string, string, number], RunRow>(SELECT_OLDER_LIVE_SUBJECT_RUNS),
     insertRun: db.prepare<RunRow>(INSERT_RUN),
     updateRunState: db.prepare<RunStateParams>(UPDATE_RUN_STATE),
-    moveRunToStage: db.prepare<{ id: string; stage: string; now: number }, RunStatusRow>(MOVE_RUN_TO_STAGE),
+    moveRunToStage: db.prepare<[stage: string, now: number, id: string], RunStatusRow>(MOVE_RUN_TO_STAGE),
     touchRun: db.prepare<{ id: string; now: number }, RunStatusRow>(TOUCH_RUN),
     finishRun: db.prepare<{ id: string; status: RunStatus; now: number }>(FINISH_RUN),
     markRunRunning: db.prepare<[number, string]>(MARK_RUN_RUNNING),
@@ -493,7 +493,7 @@ export function prepareJobsStatements(db: SqliteDatabase) {
     countRetriesRunning: db.prepare<{ queue: string; now: number }, { n: number }>(COUNT_RETRIES_RUNNING),
     leaseJob: db.prepare<LeaseJobParams>(LEASE_JOB),
     renewJob: db.prepare<[number, string]>(RENEW_JOB),
-    deleteLeasedJob: db.prepare<{ id: string; token: string; now: number }, DeletedJobRow>(DELETE_LEASED_JOB),
+    deleteLeasedJob: db.prepare<[id: string, token: string, now: number], DeletedJobRow>(DELETE_LEASED_JOB),
     unleaseJob: db.prepare<UnleaseJobParams>(UNLEASE_JOB),
     reapExpired: db.prepare<[number], ReapedRow>(REAP_EXPIRED),
     retireJobsOfRun: db.prepare<[number, string]>(RETIRE_JOBS_OF_RUN),
