@@ -60,9 +60,10 @@ const OUTCOME_BY_DECISION: Record<FailureDecision['action'], StageOutcome> = {
 /** Normalises a handler's return value to JSON (undefined -> null), as a JSON round trip would. */
 function toJson(value: unknown): JsonValue {
   if (value === undefined || value === null) return null;
-  // The common no-op and scalar outputs skip the round trip (NaN and ±Infinity become null, as in JSON).
+  // The common no-op and scalar outputs skip the round trip: NaN and ±Infinity become null and
+  // -0 becomes 0, as in JSON.
   if (typeof value === 'string' || typeof value === 'boolean') return value;
-  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'number') return Number.isFinite(value) ? value + 0 : null;
   return JSON.parse(JSON.stringify(value)) as JsonValue;
 }
 

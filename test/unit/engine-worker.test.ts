@@ -101,6 +101,23 @@ describe('engine worker on the memory store', () => {
     assert.equal(calls, 1);
   });
 
+  it('stores scalar outputs as a JSON round trip would: -0 as 0, NaN and Infinity as null, strings and booleans as they are', async () => {
+    const p = threeStages('t.scalars', { a: () => -0, b: () => Number.NaN, c: () => Number.POSITIVE_INFINITY });
+    const h = await createEngineHarness([p]);
+    const { run } = await h.kiln.submit('t.scalars', {});
+    const worker = h.kiln.createWorker();
+    for (let i = 0; i < 3; i++) await worker.runOnce();
+    const outputs = (await h.kiln.getRun(run.id)).stages.map((s) => s.output);
+    assert.ok(Object.is(outputs[0], 0), `-0 is stored as 0, got ${String(outputs[0])}`);
+    assert.deepEqual(outputs.slice(1), [null, null]);
+    const words = threeStages('t.words', { a: () => 'done', b: () => false, c: () => '' });
+    const w = await createEngineHarness([words]);
+    const { run: wordsRun } = await w.kiln.submit('t.words', {});
+    const wordsWorker = w.kiln.createWorker();
+    for (let i = 0; i < 3; i++) await wordsWorker.runOnce();
+    assert.deepEqual((await w.kiln.getRun(wordsRun.id)).stages.map((s) => s.output), ['done', false, '']);
+  });
+
   it('fails the attempt of a handler whose output JSON cannot hold (a cycle), instead of waiting for its timeout', async () => {
     const p = threeStages('t.cycle', {
       a: () => {
