@@ -20,7 +20,6 @@ import type { Store } from '../core/ports/store.ts';
 import { createLocalCaches } from './local-cache.ts';
 import { withSpan } from './tracing.ts';
 
-
 /** What the cache needs from the engine. */
 export interface SingleFlightCacheDeps {
   store: Store;

@@ -26,7 +26,7 @@ export interface ReadyLane {
 }
 
 /** The jobs of `lane`, in plain order. */
-export function laneJobs(lane: ReadyLane): Job[] {
+function laneJobs(lane: ReadyLane): Job[] {
   return lane.jobs.slice(lane.head) as Job[];
 }
 

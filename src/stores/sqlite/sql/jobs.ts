@@ -94,7 +94,8 @@ export function insertStagesSql(count: number): string {
  * In: a JSON array of run ids. Out: (run, stage, output) of their succeeded stages, as
  * stage_records_live reads them (migration 0015): a stage whose job is leased — a duplicate of a
  * succeeded stage being claimed, this batch's included — is running, not an output. The view's
- * join is made for the succeeded records only (half the cost of a claim's reads through the view).
+ * join is made for the succeeded records only (half the cost of a claim's reads through the view);
+ * its predicate is the view's (migration 0015), so the two change together.
  */
 export const SELECT_SUCCEEDED_OUTPUTS = `
   SELECT s.run_id, s.stage, s.output FROM stage_records AS s
