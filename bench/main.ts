@@ -40,7 +40,8 @@
  *            the store (SQLite and PostgreSQL), the store's size on disk, and chains/s with 1, 2 and 4
  *            worker processes on one PostgreSQL (workers' and server CPU, commits per chain).
  *            Flags: --sizes a,b,c, --chains N (default 1000), --requests N (default 200),
- *            --store sqlite|postgres, --workers 1,2,4|none. Writes bench/results/scale-<timestamp>.json.
+ *            --store sqlite|postgres, --workers 1,2,4|none, --repeat N (chain rounds per measurement,
+ *            median reported; default 3). Writes bench/results/scale-<timestamp>.json.
  */
 import { parseDashboardArgs } from './dashboard/dashboard-args.ts';
 import { EngineStore, parseEngineArgs, parseEngineStore } from './engine/engine-args.ts';
@@ -65,7 +66,7 @@ const USAGE = [
   '       npm run bench -- redis-scripts [--runs 2000] [--batch 25]',
   '       npm run bench -- qr [--connections 32] [--duration 10] [--warmup 3] [--log-level warn] [--cpu-prof]',
   '       npm run bench -- dashboard [--runs 100000] [--requests 200] [--store sqlite|postgres]',
-  '       npm run bench -- scale [--sizes 0,100000,1000000] [--chains 1000] [--requests 200] [--store sqlite|postgres] [--workers 1,2,4|none]',
+  '       npm run bench -- scale [--sizes 0,100000,1000000] [--chains 1000] [--requests 200] [--store sqlite|postgres] [--workers 1,2,4|none] [--repeat 3]',
 ].join('\n');
 
 /** Runs the engine suite for the chosen store; true when some system failed. */

@@ -18,6 +18,8 @@ export interface ScaleArgs {
   stores: DashboardStore[];
   /** Worker-process counts of the PostgreSQL curve; empty skips it. @default [1, 2, 4] */
   workers: number[];
+  /** Chain rounds at each size and after the retention pass; each reports its median round. @default 3 */
+  repeat: number;
 }
 
 function intList(name: string, raw: string | undefined, fallback: number[], min: number): number[] {
@@ -28,12 +30,12 @@ function intList(name: string, raw: string | undefined, fallback: number[], min:
   return values;
 }
 
-/** Parses `[--sizes a,b,c] [--chains N] [--requests N] [--store sqlite|postgres] [--workers 1,2,4 | --workers none]`. */
+/** Parses `[--sizes a,b,c] [--chains N] [--requests N] [--store sqlite|postgres] [--workers 1,2,4 | --workers none] [--repeat N]`. */
 export function parseScaleArgs(argv: readonly string[]): ScaleArgs {
   const { values } = parseArgs({
     args: [...argv],
     allowPositionals: true,
-    options: { sizes: { type: 'string' }, chains: { type: 'string' }, requests: { type: 'string' }, store: { type: 'string' }, workers: { type: 'string' } },
+    options: { sizes: { type: 'string' }, chains: { type: 'string' }, requests: { type: 'string' }, store: { type: 'string' }, workers: { type: 'string' }, repeat: { type: 'string' } },
   });
   const store = values.store;
   if (store !== undefined && store !== DashboardStore.Sqlite && store !== DashboardStore.Postgres) throw new Error(`--store must be sqlite or postgres, got "${store}"`);
@@ -43,5 +45,6 @@ export function parseScaleArgs(argv: readonly string[]): ScaleArgs {
     requests: positiveInt('requests', values.requests, 200),
     stores: store === undefined ? [DashboardStore.Sqlite, DashboardStore.Postgres] : [store],
     workers: values.workers === 'none' ? [] : intList('workers', values.workers, [1, 2, 4], 1),
+    repeat: positiveInt('repeat', values.repeat, 3),
   };
 }
