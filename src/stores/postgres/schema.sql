@@ -704,6 +704,12 @@ CREATE INDEX jobs_ready_retries ON kiln.jobs USING btree (queue, priority, avail
 CREATE INDEX jobs_ready_tenant ON kiln.jobs USING btree (queue, tenant, priority, available_at, id) WHERE (state = 'ready'::text);
 
 --
+-- Name: jobs_ready_untenanted; Type: INDEX; Schema: kiln; Owner: -
+--
+
+CREATE INDEX jobs_ready_untenanted ON kiln.jobs USING btree (queue, priority, available_at, id) WHERE ((state = 'ready'::text) AND (tenant IS NULL));
+
+--
 -- Name: jobs_retries_running; Type: INDEX; Schema: kiln; Owner: -
 --
 

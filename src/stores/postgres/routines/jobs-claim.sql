@@ -24,7 +24,8 @@
 --   Invariants:
 --     * Claim order (JobsPort.claim): priority, then the job's rank among the candidates of its
 --       tenant and priority, then available_at, id. Candidates: the first `total` ready jobs of
---       each tenant (ready_tenants() plus the tenant-less ones; a job past its tenant's first
+--       each tenant (ready_tenants() plus the tenant-less ones, read in claim order from
+--       jobs_ready_untenanted, migration 0022; a job past its tenant's first
 --       `total` cannot be among the first `total`), plus expired leases; under a retry cap,
 --       first attempts only, plus the first `budget` retries (ready with attempt >= 1, or an
 --       expired lease) in plain order, budget = cap - retries of the queue leased and unexpired.
