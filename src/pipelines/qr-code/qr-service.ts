@@ -16,11 +16,18 @@ export const QR_WAIT_MAX_MS = 30_000;
 const MEMO_MAX_BYTES = 64 * 1024 * 1024;
 /** How many times a request follows failed runs of its hash with a new run before giving up. */
 const MAX_RESUBMITS = 3;
-const POLL_FIRST_MS = 5;
+/**
+ * Looks at the publication while a run renders, ms: the first wait, doubled up to the last. A
+ * worker of this process ending the run cuts a wait short, so these only pace the looks for runs
+ * that workers of other processes render (and every look is a store read).
+ */
+const POLL_FIRST_MS = 20;
 const POLL_MAX_MS = 50;
 /** Run statuses after which a new run of the same hash may succeed (nothing permanent went wrong). */
 const RESUBMITTABLE: ReadonlySet<string> = new Set(['cancelled', 'superseded', 'failed', 'dead_lettered']);
 const FAILED: ReadonlySet<string> = new Set(['failed', 'dead_lettered']);
+/** Run statuses of a run that ran to an end (its publication, if any, is made). */
+const RUN_ENDED: ReadonlySet<string> = new Set(['succeeded', ...RESUBMITTABLE]);
 /** Request-record scopes: the canonical request behind a hash, and client Idempotency-Keys. */
 const CONTENT_SCOPE = 'qr.content';
 const IDEMPOTENCY_SCOPE = 'qr.idempotency-key';
@@ -147,6 +154,9 @@ export function createQrService(kiln: Kiln): QrService {
   const pollPublished = async (hash: string, run: Run): Promise<MemoImage | null> => {
     const deadline = Date.now() + QR_WAIT_MAX_MS;
     let intervalMs = POLL_FIRST_MS;
+    // The caller found no image just before it got `run`, and a run that has not ended has made
+    // none since: look first after a wait (a worker of this process ending the run cuts it short).
+    if (!RUN_ENDED.has(run.status)) await kiln.untilRunEnds(run.id, POLL_FIRST_MS);
     for (let polls = 1; ; polls++) {
       const image = await lookup(hash);
       if (image) return image;

@@ -31,8 +31,8 @@ function removeBlob(ctx: SqliteContext, ref: string, notModifiedAfter = Number.P
 export function createBlobsPort(ctx: SqliteContext): BlobsPort {
   return {
     put: ctx.write((blob) => putBlob(ctx, blob)),
-    get: ctx.read((ref) => getBlob(ctx, ref)),
-    has: ctx.read((ref) => {
+    get: ctx.outside((ref) => getBlob(ctx, ref)),
+    has: ctx.outside((ref) => {
       parseRef(ref);
       return ctx.sql().selectBlobExists.get(ref) !== undefined;
     }),

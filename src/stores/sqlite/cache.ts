@@ -147,7 +147,7 @@ function deleteExpiredCacheEntries(ctx: SqliteContext, graceMs: number): number 
 export function createCachePort(ctx: SqliteContext): CachePort {
   return {
     acquire: ctx.write((request) => acquireCacheEntry(ctx, request)),
-    get: ctx.read((cache, key) => getCacheEntry(ctx, cache, key)),
+    get: ctx.outside((cache, key) => getCacheEntry(ctx, cache, key)),
     complete: ctx.write((request) => completeCacheEntry(ctx, request)),
     fail: ctx.write((request) => failCacheEntry(ctx, request)),
     list: ctx.read((query) => listCacheEntries(ctx, query)),

@@ -95,7 +95,11 @@ export interface SqliteContext {
    * across its statements without taking the write lock.
    */
   read<Args extends unknown[], Result>(body: (...args: Args) => Result): Operation<Args, Result>;
-  /** `body` outside any transaction (it opens its own, or needs none): closed check and `mapError` only. */
+  /**
+   * `body` outside any transaction: it opens its own, needs none, or is a read of ONE statement
+   * (SQLite runs a lone statement as its own read transaction, one snapshot, so such a read skips
+   * the BEGIN and COMMIT of {@link read}). Closed check and `mapError` only.
+   */
   outside<Args extends unknown[], Result>(body: (...args: Args) => Result): Operation<Args, Result>;
   /** Refuses every later call and closes the connection; a second close does nothing. */
   close(): void;

@@ -61,7 +61,7 @@ export function createLocksPort(ctx: SqliteContext): LocksPort {
     acquire: ctx.write((request) => acquireLock(ctx, request)),
     renew: ctx.write((renewals) => renewLocks(ctx, renewals)),
     release: ctx.write((key, token): LockReleaseStatus => (ctx.sql().deleteOwnLock.run(key, token).changes === 1 ? 'released' : 'not_owner')),
-    get: ctx.read((key): Lock | null => {
+    get: ctx.outside((key): Lock | null => {
       const row = ctx.sql().selectLock.get(key);
       return row === undefined ? null : lockFromRow(row);
     }),

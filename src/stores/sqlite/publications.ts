@@ -59,7 +59,8 @@ function deletePublications(ctx: SqliteContext, subjectId: string, profiles?: re
 /** Reads and removes publications over `ctx`. */
 export function createPublicationsPort(ctx: SqliteContext): PublicationsPort {
   return {
-    get: ctx.read((subjectId, profile) => getPublication(ctx, subjectId, profile)),
+    // One statement (see SqliteContext.outside): QR requests poll this.
+    get: ctx.outside((subjectId, profile) => getPublication(ctx, subjectId, profile)),
     list: ctx.read((subjectId) => listPublications(ctx, subjectId)),
     delete: ctx.write((subjectId, profiles) => deletePublications(ctx, subjectId, profiles)),
   };

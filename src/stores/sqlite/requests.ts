@@ -39,6 +39,6 @@ function getRequest(ctx: SqliteContext, scope: string, key: string): RequestReco
 export function createRequestsPort(ctx: SqliteContext): RequestsPort {
   return {
     remember: ctx.write((record) => rememberRequest(ctx, record)),
-    get: ctx.read((scope, key) => getRequest(ctx, scope, key)),
+    get: ctx.outside((scope, key) => getRequest(ctx, scope, key)),
   };
 }

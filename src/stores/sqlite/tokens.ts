@@ -32,12 +32,12 @@ function revokeToken(ctx: SqliteContext, id: string): ApiToken {
 export function createTokensPort(ctx: SqliteContext): TokensPort {
   return {
     create: ctx.write((token) => createToken(ctx, token)),
-    getByHash: ctx.read((secretHash) => {
+    getByHash: ctx.outside((secretHash) => {
       const row = ctx.sql().selectApiTokenByHash.get(secretHash);
       return row ? apiTokenFromRow(row) : null;
     }),
     list: ctx.read(() => ctx.sql().selectApiTokens.all().map(apiTokenFromRow)),
     revoke: ctx.write((id) => revokeToken(ctx, id)),
-    exist: ctx.read(() => ctx.sql().selectAnyApiToken.get() !== undefined),
+    exist: ctx.outside(() => ctx.sql().selectAnyApiToken.get() !== undefined),
   };
 }
