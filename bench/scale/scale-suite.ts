@@ -61,7 +61,10 @@ export interface RetentionStep {
   compaction: string;
   /** The median round at the largest size, before the pass. */
   chainsPerSecBefore: number;
-  /** The median of `chainRoundsAfter`. */
+  /** The median of `chainRoundsAfterPrune`: right after the pass, before any compaction. */
+  chainsPerSecAfterPrune: number;
+  chainRoundsAfterPrune: number[];
+  /** The median of `chainRoundsAfter`: after the compaction. */
   chainsPerSecAfter: number;
   chainRoundsAfter: number[];
   runsListP99After: number;
@@ -76,7 +79,10 @@ interface StoreScale {
 
 /**
  * One retention pass over the whole store with every period at half of the fill's time span, in
- * batches of 500; then the store compacted and measured again.
+ * batches of 500; chains measured right after it (the next run a user sees: the reaper prunes,
+ * autovacuum follows, nothing is compacted); then the store compacted (the size it gives back)
+ * and chains measured again (a compaction rewrites every table and index, so the first rounds
+ * after it read them back from the file system).
  */
 async function retentionStep(bench: BenchStore, kind: DashboardStore, largest: number, before: SizePoint, args: ScaleArgs): Promise<RetentionStep> {
   const periodMs = (Math.ceil(largest / BATCH) * BATCH_STEP_MS) / 2;
@@ -91,6 +97,7 @@ async function retentionStep(bench: BenchStore, kind: DashboardStore, largest: n
   const seconds = (performance.now() - t0) / 1_000;
   await bench.settle();
   const mbAfterPrune = await sizeMb(bench);
+  const afterPrune = await chainsPerSecRounds(bench, kind, args);
   await bench.compact();
   // Planner statistics of the compacted tables, as autovacuum would have them.
   await bench.settle();
@@ -105,12 +112,14 @@ async function retentionStep(bench: BenchStore, kind: DashboardStore, largest: n
     mbAfterCompact: await sizeMb(bench),
     compaction: kind === DashboardStore.Sqlite ? 'VACUUM' : 'VACUUM FULL of the schema',
     chainsPerSecBefore: before.chainsPerSec,
+    chainsPerSecAfterPrune: afterPrune.median,
+    chainRoundsAfterPrune: afterPrune.rounds,
     chainsPerSecAfter: after.median,
     chainRoundsAfter: after.rounds,
     runsListP99After: (await timeRunsList(bench, args.requests)).first.p99Ms,
   };
   console.log(
-    `${kind}, retention pass (${step.periodHours} h periods): ${step.runsBefore.toLocaleString('en-US')} -> ${step.runsAfter.toLocaleString('en-US')} runs in ${step.seconds} s; ${step.mbBefore} MB -> ${step.mbAfterPrune} MB after the prune, ${step.mbAfterCompact} MB after ${step.compaction}; chains/s ${step.chainsPerSecBefore} before, ${step.chainsPerSecAfter} after (median of ${step.chainRoundsAfter.join(', ')})`,
+    `${kind}, retention pass (${step.periodHours} h periods): ${step.runsBefore.toLocaleString('en-US')} -> ${step.runsAfter.toLocaleString('en-US')} runs in ${step.seconds} s; ${step.mbBefore} MB -> ${step.mbAfterPrune} MB after the prune, ${step.mbAfterCompact} MB after ${step.compaction}; chains/s ${step.chainsPerSecBefore} before, ${step.chainsPerSecAfterPrune} after the prune (median of ${step.chainRoundsAfterPrune.join(', ')}), ${step.chainsPerSecAfter} after ${step.compaction} (median of ${step.chainRoundsAfter.join(', ')})`,
   );
   return step;
 }
@@ -236,11 +245,25 @@ function printStore(result: StoreScale): void {
     console.log(`\n${result.store}: one retention pass (every period ${r.periodHours} h, batches of 500)`);
     console.log(
       formatTextTable(
-        ['runs before', 'runs after', 'pass s', 'MB before', 'MB after prune', `MB after ${r.compaction}`, 'chains/s before', 'chains/s after', 'list p99 ms after'],
-        [[String(r.runsBefore), String(r.runsAfter), String(r.seconds), r.mbBefore.toFixed(1), r.mbAfterPrune.toFixed(1), r.mbAfterCompact.toFixed(1), r.chainsPerSecBefore.toFixed(1), r.chainsPerSecAfter.toFixed(1), r.runsListP99After.toFixed(2)]],
+        ['runs before', 'runs after', 'pass s', 'MB before', 'MB after prune', `MB after ${r.compaction}`, 'chains/s before', 'after prune', `after ${r.compaction}`, 'list p99 ms after'],
+        [
+          [
+            String(r.runsBefore),
+            String(r.runsAfter),
+            String(r.seconds),
+            r.mbBefore.toFixed(1),
+            r.mbAfterPrune.toFixed(1),
+            r.mbAfterCompact.toFixed(1),
+            r.chainsPerSecBefore.toFixed(1),
+            r.chainsPerSecAfterPrune.toFixed(1),
+            r.chainsPerSecAfter.toFixed(1),
+            r.runsListP99After.toFixed(2),
+          ],
+        ],
       ),
     );
-    console.log(`chains/s after the pass / before it: ${(r.chainsPerSecAfter / r.chainsPerSecBefore).toFixed(2)}x (medians of ${r.chainRoundsAfter.length} rounds each)`);
+    const ratio = (after: number): string => `${(after / r.chainsPerSecBefore).toFixed(2)}x`;
+    console.log(`chains/s after the pass / before it: ${ratio(r.chainsPerSecAfterPrune)}; after ${r.compaction} / before: ${ratio(r.chainsPerSecAfter)} (medians of ${r.chainRoundsAfter.length} rounds each)`);
   }
   if (result.workerCurve) {
     console.log(`\n${result.store}: worker processes on one database`);
