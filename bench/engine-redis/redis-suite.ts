@@ -23,6 +23,7 @@ import { formatHotspots } from '../engine-pg/pg-report-format.ts';
 import type { RedisEngineArgs } from './redis-engine-args.ts';
 import type { RedisBenchResult, RedisSystem } from './redis-bench-result.ts';
 import { REDIS_URL_ENV } from './redis-child-args.ts';
+import { lowerMedianBy } from '../engine/median.ts';
 
 /** A system that produced no numbers for a scenario, and why. */
 export interface RedisSkipped {
@@ -110,8 +111,10 @@ function isResult(r: RedisBenchResult | RedisSkipped): r is RedisBenchResult {
 
 /** The round with the median items/s of `system` in `scenario` (the lower middle for an even count). */
 function medianOf(results: RedisReport['results'], scenario: PgScenario, system: RedisSystem): RedisBenchResult | undefined {
-  const runs = results.filter(isResult).filter((r) => r.scenario === scenario && r.system === system);
-  return runs.sort((a, b) => a.itemsPerSec - b.itemsPerSec)[Math.floor((runs.length - 1) / 2)];
+  return lowerMedianBy(
+    results.filter(isResult).filter((r) => r.scenario === scenario && r.system === system),
+    (r) => r.itemsPerSec,
+  );
 }
 
 function ratiosOf(results: RedisReport['results'], scenario: PgScenario): KilnRatios {

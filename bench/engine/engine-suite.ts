@@ -10,6 +10,7 @@ import type { SubmitMode } from './submit-heads.ts';
 import { describeMachine, type MachineInfo } from './machine-info.ts';
 import { hasRedisServer } from '../../test/support/redis-server.ts';
 import { runResultChild } from './result-child.ts';
+import { lowerMedianBy } from './median.ts';
 import { formatTextTable } from './text-table.ts';
 
 /** Every system the suite knows, in run order. */
@@ -106,7 +107,7 @@ function formatRatios(report: EngineReport): string {
 
 /** The result of the median round by runs/s (the lower middle one of an even count). */
 function medianRound(rounds: readonly EngineResult[]): EngineResult | undefined {
-  return [...rounds].sort((a, b) => a.runsPerSec - b.runsPerSec)[Math.floor((rounds.length - 1) / 2)];
+  return lowerMedianBy(rounds, (round) => round.runsPerSec);
 }
 
 /**

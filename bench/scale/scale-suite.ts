@@ -28,6 +28,7 @@ import { SubmitMode } from '../engine/submit-heads.ts';
 import { formatTextTable } from '../engine/text-table.ts';
 import type { ScaleArgs } from './scale-args.ts';
 import { measureWorkerCurve, type CurvePoint } from './worker-curve.ts';
+import { lowerMedianBy } from '../engine/median.ts';
 
 /** Issue 13: chains/s on the largest store must be at least this share of chains/s on the empty one. */
 export const SCALE_TARGET = 0.8;
@@ -129,15 +130,13 @@ async function sizeMb(bench: BenchStore): Promise<number> {
 }
 
 /**
- * `args.repeat` rounds of 5-stage chains on the store as it is now, and their median (the lower
- * middle one of an even count): a single round on this shared machine swings ±25%, more than the
- * differences the suite reports.
+ * `args.repeat` rounds of 5-stage chains on the store as it is now, and their median: a single
+ * round on this shared machine swings ±25%, more than the differences the suite reports.
  */
 async function chainsPerSecRounds(bench: BenchStore, kind: DashboardStore, args: ScaleArgs): Promise<{ median: number; rounds: number[] }> {
   const rounds: number[] = [];
   for (let i = 0; i < args.repeat; i++) rounds.push(await chainsPerSec(bench, kind, args.chains));
-  const sorted = [...rounds].sort((a, b) => a - b);
-  return { median: sorted[Math.floor((sorted.length - 1) / 2)] ?? 0, rounds };
+  return { median: lowerMedianBy(rounds, (perSec) => perSec) ?? 0, rounds };
 }
 
 /** 5-stage chains/s of kiln on the store as it is now (a fresh handle on the real clock). */

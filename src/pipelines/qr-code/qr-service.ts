@@ -26,8 +26,6 @@ const POLL_MAX_MS = 50;
 /** Run statuses after which a new run of the same hash may succeed (nothing permanent went wrong). */
 const RESUBMITTABLE: ReadonlySet<string> = new Set(['cancelled', 'superseded', 'failed', 'dead_lettered']);
 const FAILED: ReadonlySet<string> = new Set(['failed', 'dead_lettered']);
-/** Run statuses of a run that ran to an end (its publication, if any, is made). */
-const RUN_ENDED: ReadonlySet<string> = new Set(['succeeded', ...RESUBMITTABLE]);
 /** Request-record scopes: the canonical request behind a hash, and client Idempotency-Keys. */
 const CONTENT_SCOPE = 'qr.content';
 const IDEMPOTENCY_SCOPE = 'qr.idempotency-key';
@@ -154,9 +152,10 @@ export function createQrService(kiln: Kiln): QrService {
   const pollPublished = async (hash: string, run: Run): Promise<MemoImage | null> => {
     const deadline = Date.now() + QR_WAIT_MAX_MS;
     let intervalMs = POLL_FIRST_MS;
-    // The caller found no image just before it got `run`, and a run that has not ended has made
-    // none since: look first after a wait (a worker of this process ending the run cuts it short).
-    if (!RUN_ENDED.has(run.status)) await kiln.untilRunEnds(run.id, POLL_FIRST_MS);
+    // `run` comes from ensureRun (never a failed one): unless it already succeeded, the caller
+    // found no image just before and none is made yet, so the first look comes after a wait (a
+    // worker of this process ending the run cuts it short).
+    if (run.status !== 'succeeded') await kiln.untilRunEnds(run.id, POLL_FIRST_MS);
     for (let polls = 1; ; polls++) {
       const image = await lookup(hash);
       if (image) return image;
