@@ -5,9 +5,14 @@
  * order and reads about `limit` entries of it. Before 0022 the tenant-less branch could only use
  * jobs_ready_tenant with `tenant IS NULL`, which PostgreSQL does not take as fixing the column for
  * ordering, so every claim read every ready job of the queue and sorted them.
+ *
+ * The claim marks the runs it starts through runs_pkey, however stale the statistics: analyzed
+ * when every run had finished, they say no run is queued, and a `status = 'queued'` restriction
+ * on runs then had the planner drive that update from runs_in_flight, reading every in-flight
+ * run once for every claimed job.
  */
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { contentHash } from '../../src/core/canonical.ts';
 import type { SubmitRunRequest } from '../../src/core/ports/jobs.ts';
@@ -56,32 +61,66 @@ async function claimPlan(client: pg.Client, schema: string): Promise<string> {
   return plan;
 }
 
+/** The lines of the plan of CTE `name`, up to the plan's next CTE or its main node. */
+function ctePlan(plan: string, name: string): string {
+  const lines = plan.split('\n');
+  const start = lines.findIndex((line) => line.trim() === `CTE ${name}`);
+  assert.ok(start >= 0, `the claim plan has no CTE ${name}:\n${plan}`);
+  const end = lines.findIndex((line, i) => i > start && /^ {2}\S/.test(line));
+  return lines.slice(start, end < 0 ? undefined : end).join('\n');
+}
+
 describe('the postgres claim plan', { skip }, () => {
+  const schemas: string[] = [];
+  let url = '';
   let client: pg.Client | undefined;
-  let schema: string | undefined;
+  before(async () => {
+    url = (await sharedPostgres()).url;
+    client = new pg.Client({ connectionString: url });
+    await client.connect();
+  });
   after(async () => {
-    if (client && schema) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    for (const schema of schemas) await client?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await client?.end();
     await (await sharedPostgres()).stop();
   });
 
-  it(`takes the head of ${BACKLOG} tenant-less ready jobs from jobs_ready_untenanted, reading about the limit`, async () => {
-    const url = (await sharedPostgres()).url;
-    schema = createSchemaName();
+  /** A migrated schema with `runs` runs submitted (queued), after `prepare` ran on it. */
+  async function schemaWith(runs: number, prepare: (schema: string) => Promise<unknown> = async () => {}): Promise<string> {
+    const schema = createSchemaName();
+    schemas.push(schema);
     const store = createPostgresStore({ connectionString: url, schema });
     try {
       await store.migrate();
-      for (let n = 0; n < BACKLOG; n += 500) await store.jobs.submit(Array.from({ length: 500 }, (_, i) => request(n + i)));
+      await prepare(schema);
+      for (let n = 0; n < runs; n += 500) await store.jobs.submit(Array.from({ length: 500 }, (_, i) => request(n + i)));
     } finally {
       await store.close();
     }
-    client = new pg.Client({ connectionString: url });
-    await client.connect();
+    return schema;
+  }
 
-    const plan = await claimPlan(client, schema);
+  it(`takes the head of ${BACKLOG} tenant-less ready jobs from jobs_ready_untenanted, reading about the limit`, async () => {
+    const plan = await claimPlan(client!, await schemaWith(BACKLOG));
     const scan = plan.split('\n').find((line) => /Index (Only )?Scan using jobs_ready_untenanted/.test(line));
     assert.ok(scan, `the claim does not read jobs_ready_untenanted:\n${plan}`);
     const read = Number(/actual time=[\d.]+\.\.[\d.]+ rows=(\d+)/.exec(scan)?.[1]);
     assert.ok(read <= LIMIT * 2, `the head scan read ${read} entries for a claim of ${LIMIT}:\n${plan}`);
+  });
+
+  it(`starts the claimed runs through runs_pkey while statistics say none of ${BACKLOG} runs is queued`, async () => {
+    // 20,000 finished runs analyzed before the submissions: the statistics know no queued run.
+    const schema = await schemaWith(BACKLOG, async (name) => {
+      await client!.query(
+        `INSERT INTO "${name}".runs (id, pipeline, pipeline_version, status, input, input_checksum, created_at, updated_at, finished_at)
+         SELECT 'done-' || n, 'demo', 1, 'succeeded', '{}', 'x', n, n, n FROM generate_series(1, 20000) n`,
+      );
+      await client!.query(`ANALYZE "${name}".runs, "${name}".jobs`);
+    });
+    const started = ctePlan(await claimPlan(client!, schema), 'started');
+    assert.match(started, /Index Scan using runs_pkey/, `the runs update does not use runs_pkey:\n${started}`);
+    for (const [, rows] of started.matchAll(/actual time=[\d.]+\.\.[\d.]+ rows=(\d+) loops=1\b/g)) {
+      assert.ok(Number(rows) <= LIMIT, `the runs update read ${rows} rows to start ${LIMIT} runs:\n${started}`);
+    }
   });
 });

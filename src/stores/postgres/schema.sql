@@ -191,7 +191,7 @@ CREATE FUNCTION kiln.claim_jobs(p_now bigint, p_queues text[], p_workers text[],
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
-    AS $$-- sha256:0340407e61ef729d232c6c68d0037b15a9cf72e70a6fa1340cccae39ffa392d0$$;
+    AS $$-- sha256:d5eb7a056f910e88a1eb3cbeacc8bae9238763e455ff5ad18ca914566c31625c$$;
 
 --
 -- Name: commit_batch_with_publications(json, bigint, text, text[]); Type: FUNCTION; Schema: kiln; Owner: -

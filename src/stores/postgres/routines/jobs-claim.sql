@@ -165,20 +165,29 @@ BEGIN
     FROM assigned a WHERE j.id = a.id
     RETURNING j AS job, j.run_id, j.stage, j.kind, j.idempotency_key, a.pos, a.picked_state
   ),
+  claimed AS MATERIALIZED (
+    -- Each job with its run as the statement's snapshot saw it, by runs_pkey from the leased rows.
+    SELECT l.*, r AS run FROM leased l JOIN runs r ON r.id = l.run_id
+  ),
   started AS (
-    -- Only a run's first claim finds it queued: later stages skip the write.
+    -- Only a run's first claim finds it queued: later stages skip the write. The runs to start
+    -- come from `claimed` (a filter on its rows, not on runs), and the recheck against the latest
+    -- version is a join clause: a constant `status = 'queued'` on runs would let the planner
+    -- drive the update from runs_in_flight, and with statistics from before a burst of
+    -- submissions (which say almost no run is queued) it does, reading every in-flight run for
+    -- every claimed one.
     UPDATE runs r SET status = 'running', updated_at = v_now
-    WHERE r.id IN (SELECT run_id FROM leased) AND r.status = 'queued'
+    FROM (SELECT DISTINCT (c.run).id, (c.run).status FROM claimed c WHERE (c.run).status = 'queued') q (id, status)
+    WHERE r.id = q.id AND r.status = q.status
   )
-  SELECT l.job, l.pos, l.picked_state, row_to_json(r), CASE WHEN r.status = 'queued' THEN v_now END,
+  SELECT c.job, c.pos, c.picked_state, row_to_json(c.run), CASE WHEN (c.run).status = 'queued' THEN v_now END,
     -- Read before this statement's own updates: the stage a claimed job runs is not an output
     -- (it is running now), even when a duplicate of it succeeded before.
     (SELECT json_object_agg(st.stage, st.output) FROM stage_records_live st
-     WHERE st.run_id = l.run_id AND st.status = 'succeeded' AND NOT (l.kind = 'stage' AND st.stage = l.stage)),
+     WHERE st.run_id = c.run_id AND st.status = 'succeeded' AND NOT (c.kind = 'stage' AND st.stage = c.stage)),
     lg.run_id IS NOT NULL, lg.output
-  FROM leased l
-  JOIN runs r ON r.id = l.run_id
-  LEFT JOIN ledger lg ON lg.run_id = l.run_id AND lg.key = l.idempotency_key
-  ORDER BY l.pos;
+  FROM claimed c
+  LEFT JOIN ledger lg ON lg.run_id = c.run_id AND lg.key = c.idempotency_key
+  ORDER BY c.pos;
 END
 $$;
