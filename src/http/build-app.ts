@@ -3,7 +3,7 @@
  * drive it with `app.inject()` and the CLI calls `listen`. It names no pipeline.
  */
 import multipart from '@fastify/multipart';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from '../core/logger.ts';
 import { TokenScope } from '../core/ports/tokens.ts';
 import type { Kiln } from '../engine/kiln-types.ts';
@@ -118,7 +118,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     requestTimeout: REQUEST_RECEIVE_TIMEOUT_MS,
     ...(deps.logger ? { loggerInstance: toFastifyLogger(deps.logger) } : { logger: false }),
     // fastify's two lines per request ("incoming request", "request completed") give way to one.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // Errors of fastify's router (bad percent-encoding, an over-long parameter) answer kiln's envelope too.
     frameworkErrors: handleFrameworkError,
     // ... and so do requests Node's HTTP parser refuses (headers too large, a malformed request line, 408).
