@@ -191,7 +191,7 @@ CREATE FUNCTION kiln.claim_jobs(p_now bigint, p_queues text[], p_workers text[],
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
-    AS $$-- sha256:d5eb7a056f910e88a1eb3cbeacc8bae9238763e455ff5ad18ca914566c31625c$$;
+    AS $$-- sha256:bcb30b25ab5c6eb8ae4d1ba2cb59aff330b583278f057e2f91577ab3da264f50$$;
 
 --
 -- Name: commit_batch_with_publications(json, bigint, text, text[]); Type: FUNCTION; Schema: kiln; Owner: -
