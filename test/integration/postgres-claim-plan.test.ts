@@ -21,6 +21,7 @@ import { contentHash } from '../../src/core/canonical.ts';
 import type { SubmitRunRequest } from '../../src/core/ports/jobs.ts';
 import { createPostgresStore } from '../../src/stores/postgres/index.ts';
 import { createSchemaName, postgresSkipReason, sharedPostgres } from '../support/postgres-cluster.ts';
+import { nestedPlans } from '../support/postgres-plans.ts';
 
 const skip = postgresSkipReason();
 const BACKLOG = 2_000;
@@ -38,29 +39,17 @@ function request(n: number): SubmitRunRequest {
   };
 }
 
-/** The plan auto_explain sends as a NOTICE for the statement inside claim_jobs that leases jobs. */
+/** The plan auto_explain prints for the statement inside claim_jobs that leases jobs. */
 async function claimPlan(client: pg.Client, schema: string): Promise<string> {
-  const notices: string[] = [];
-  const onNotice = (notice: { message?: string }): void => void notices.push(notice.message ?? '');
-  client.on('notice', onNotice);
-  try {
-    await client.query("LOAD 'auto_explain'");
-    await client.query('SET auto_explain.log_min_duration = 0');
-    await client.query('SET auto_explain.log_analyze = on');
-    await client.query('SET auto_explain.log_nested_statements = on');
-    await client.query("SET auto_explain.log_level = 'notice'");
-    await client.query("SET client_min_messages = 'notice'");
-    const tokens = Array.from({ length: LIMIT }, (_, i) => `token-${i}`);
-    const { rows } = await client.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM "${schema}".claim_jobs(NULL, ARRAY['demo.a'], ARRAY['w'], ARRAY[${LIMIT}], ARRAY[30000::bigint], $1::text[], ARRAY[NULL::int])`,
-      [tokens],
-    );
-    assert.equal(rows[0]?.n, LIMIT);
-  } finally {
-    client.off('notice', onNotice);
-  }
-  const plan = notices.find((text) => text.includes('WITH req AS'));
-  assert.ok(plan, `auto_explain printed no plan of the claim statement (notices: ${notices.length})`);
+  const tokens = Array.from({ length: LIMIT }, (_, i) => `token-${i}`);
+  const { rows, plans } = await nestedPlans<{ n: number }>(
+    client,
+    `SELECT count(*)::int AS n FROM "${schema}".claim_jobs(NULL, ARRAY['demo.a'], ARRAY['w'], ARRAY[${LIMIT}], ARRAY[30000::bigint], $1::text[], ARRAY[NULL::int])`,
+    [tokens],
+  );
+  assert.equal(rows[0]?.n, LIMIT);
+  const plan = plans.find((text) => text.includes('WITH req AS'));
+  assert.ok(plan, `auto_explain printed no plan of the claim statement (notices: ${plans.length})`);
   return plan;
 }
 

@@ -312,7 +312,7 @@ CREATE FUNCTION kiln.submit_runs(p_requests json, p_now bigint, p_channel text) 
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
-    AS $$-- sha256:12f96c28b47a1968148bdbff003982f0a87cdbecf01087e801eba57b261ebc53$$;
+    AS $$-- sha256:bfb28c8e55490f117d75ce0f801c70f40ab4363d21908da0b3ab90f191c07a3b$$;
 
 --
 -- Name: api_tokens; Type: TABLE; Schema: kiln; Owner: -
