@@ -191,7 +191,8 @@ CREATE FUNCTION kiln.claim_jobs(p_now bigint, p_queues text[], p_workers text[],
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
-    AS $$-- sha256:bcb30b25ab5c6eb8ae4d1ba2cb59aff330b583278f057e2f91577ab3da264f50$$;
+    SET random_page_cost TO '1.1'
+    AS $$-- sha256:6371979956916772c70a173a47a110da69647574af907b656699609d7ed4f35d$$;
 
 --
 -- Name: commit_batch_with_publications(json, bigint, text, text[]); Type: FUNCTION; Schema: kiln; Owner: -

@@ -4,7 +4,8 @@
 -- `SET search_path FROM CURRENT` (the store's schema, then pg_temp; see routines/cache.sql) and
 -- `SET plan_cache_mode = force_generic_plan`: planning the claim costs about as much as running
 -- it, and a custom plan is never cheaper here (every pick walks an index up to a LIMIT), so it
--- is planned once per connection.
+-- is planned once per connection. claim_jobs also sets `random_page_cost = 1.1` (see the
+-- invariants: no table read whole).
 --
 -- ready_tenants(p_queue)
 --   Out: the distinct non-NULL tenants with ready jobs in the queue, by a skip-scan of
@@ -52,10 +53,12 @@
 --       leased rows is planned as a nested loop (the planner cannot size either side),
 --       quadratic in the batch size. The job's row lock keeps the run from changing meanwhile
 --       (every writer of a run locks its live job first).
---     * Rows keyed by a claimed job (its run, its ledger entry, the run's update) are reached by
---       primary-key probes from the leased rows, never by a plan the statistics choose between:
---       the planner guesses a few dozen leased rows, and as joins it hashed a scan of the whole
---       runs and ledger tables on every claim (a claim of 10 read 600 buffers at 5,000 runs).
+--     * No table is read whole: rows keyed by a claimed job are primary-key probes. Its run and
+--       ledger entry are subqueries per leased row (no join for the planner to hash). The jobs
+--       the claim leases are the UPDATE's join, which the planner sizes by cost: at the default
+--       random_page_cost (4, a disk seek per probe) it hashed a seq scan of every live job for a
+--       claim of 10 (2,000 jobs); the function runs with 1.1, as its rows are in shared buffers
+--       (just read by the head scan), so a probe costs a buffer hit.
 
 CREATE OR REPLACE FUNCTION ready_tenants(p_queue text)
 RETURNS SETOF text
@@ -78,6 +81,7 @@ RETURNS TABLE (job jobs, pos bigint, picked_state text, run json, run_started_at
 LANGUAGE plpgsql
 SET search_path FROM CURRENT
 SET plan_cache_mode = force_generic_plan
+SET random_page_cost = 1.1
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -170,10 +174,7 @@ BEGIN
     RETURNING j AS job, j.run_id, j.stage, j.kind, j.idempotency_key, a.pos, a.picked_state
   ),
   claimed AS MATERIALIZED (
-    -- Each job with its run as the statement's snapshot saw it. The run and (below) the ledger
-    -- entry are subqueries per leased row, so each is one primary-key probe: as joins, the
-    -- planner (which guesses a few dozen leased rows) hashes a seq scan of the whole table on
-    -- every claim while the table is small, a cost that grows with it.
+    -- Each job with its run as the statement's snapshot saw it (a probe per row, see the header).
     SELECT l.*, (SELECT r FROM runs r WHERE r.id = l.run_id) AS run FROM leased l
   ),
   started AS (
