@@ -201,6 +201,7 @@ CREATE FUNCTION kiln.claim_jobs(p_now bigint, p_queues text[], p_workers text[],
 CREATE FUNCTION kiln.commit_batch_with_publications(p_items json, p_now bigint, p_channel text, p_park_from text[]) RETURNS TABLE(outcome text, run_status text, woken_queue text, publications_refused integer)
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
+    SET random_page_cost TO '1.1'
     AS $$-- sha256:f8d3d01cb066ab78e1c9aa19a094dfa1971ca2b671b5206c85ff2c4c0944d005$$;
 
 --
@@ -313,6 +314,7 @@ CREATE FUNCTION kiln.submit_runs(p_requests json, p_now bigint, p_channel text) 
     LANGUAGE plpgsql
     SET search_path TO 'kiln', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET random_page_cost TO '1.1'
     AS $$-- sha256:bfb28c8e55490f117d75ce0f801c70f40ab4363d21908da0b3ab90f191c07a3b$$;
 
 --

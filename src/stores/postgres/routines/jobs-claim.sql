@@ -4,8 +4,11 @@
 -- `SET search_path FROM CURRENT` (the store's schema, then pg_temp; see routines/cache.sql) and
 -- `SET plan_cache_mode = force_generic_plan`: planning the claim costs about as much as running
 -- it, and a custom plan is never cheaper here (every pick walks an index up to a LIMIT), so it
--- is planned once per connection. claim_jobs also sets `random_page_cost = 1.1` (see the
--- invariants: no table read whole).
+-- is planned once per connection. The batch entry points (claim_jobs here, submit_runs,
+-- commit_batch_with_publications) also run with `SET random_page_cost = 1.1`: every row they
+-- touch is keyed by a job, run or request of the batch and sits in shared buffers, so a primary-key
+-- probe costs a buffer hit, not the disk seek the default 4 prices it at; at 4, with a few
+-- thousand live jobs, the planner hashed a seq scan of every job for a claim or commit of 10.
 --
 -- ready_tenants(p_queue)
 --   Out: the distinct non-NULL tenants with ready jobs in the queue, by a skip-scan of
@@ -54,11 +57,8 @@
 --       quadratic in the batch size. The job's row lock keeps the run from changing meanwhile
 --       (every writer of a run locks its live job first).
 --     * No table is read whole: rows keyed by a claimed job are primary-key probes. Its run and
---       ledger entry are subqueries per leased row (no join for the planner to hash). The jobs
---       the claim leases are the UPDATE's join, which the planner sizes by cost: at the default
---       random_page_cost (4, a disk seek per probe) it hashed a seq scan of every live job for a
---       claim of 10 (2,000 jobs); the function runs with 1.1, as its rows are in shared buffers
---       (just read by the head scan), so a probe costs a buffer hit.
+--       ledger entry are subqueries per leased row (no join for the planner to hash); the jobs it
+--       leases are the UPDATE's join, priced by random_page_cost (see the top).
 
 CREATE OR REPLACE FUNCTION ready_tenants(p_queue text)
 RETURNS SETOF text

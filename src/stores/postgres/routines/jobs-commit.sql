@@ -1,7 +1,9 @@
 -- routines/jobs-commit.sql: a commit batch (completions and failures) as one server-side call.
 --
 -- Re-applied by migrate() (migrate.ts) whenever this file's sha256 changes; every function is
--- created with `SET search_path FROM CURRENT` (see routines/cache.sql). A batch applies its items
+-- created with `SET search_path FROM CURRENT` (see routines/cache.sql), and the entry point with
+-- `SET random_page_cost = 1.1`, under which every function it calls plans too (see
+-- routines/jobs-claim.sql). A batch applies its items
 -- in order, each fenced by its own lease and each seeing what the items before it did, in ONE
 -- transaction: one call does that in one round trip, where the same statements sent one by one
 -- would cost about five round trips per item.
@@ -356,6 +358,7 @@ CREATE OR REPLACE FUNCTION commit_batch_with_publications(p_items json, p_now bi
 RETURNS TABLE (outcome text, run_status text, woken_queue text, publications_refused integer)
 LANGUAGE plpgsql
 SET search_path FROM CURRENT
+SET random_page_cost = 1.1
 AS $$
 DECLARE
   v_items commit_item[];

@@ -5,7 +5,8 @@
 -- statements inside one function it is one round trip, and the batch stays all or nothing even
 -- though that one statement runs in autocommit: an error raised inside the function rolls the
 -- whole statement back. submit_runs is created with `SET search_path FROM CURRENT` (see
--- routines/cache.sql) and `SET plan_cache_mode = force_generic_plan` (see routines/jobs-claim.sql).
+-- routines/cache.sql), `SET plan_cache_mode = force_generic_plan` and `SET random_page_cost = 1.1`
+-- (both explained in routines/jobs-claim.sql).
 --
 -- submit_firsts(p_reqs submit_request[])
 --   Out: the requests in order (ord, 1-based) with, for each, the run id and input checksum of
@@ -58,6 +59,7 @@ RETURNS TABLE (ord bigint, created boolean, run json)
 LANGUAGE plpgsql
 SET search_path FROM CURRENT
 SET plan_cache_mode = force_generic_plan
+SET random_page_cost = 1.1
 AS $$
 #variable_conflict use_column
 DECLARE
