@@ -35,7 +35,7 @@ function persistenceCheck(s: RedisSettingsView): DoctorCheck {
   if (s.aofEnabled) {
     if (s.appendfsync === 'always') return { name, status: CheckStatus.ok, result: 'AOF, appendfsync always: every acknowledged commit survives a crash or power loss', action: null };
     if (s.appendfsync === 'everysec') {
-      const result = 'AOF, appendfsync everysec: a redis-server crash loses nothing; a power loss or kernel crash up to ~1 s of acknowledged commits';
+      const result = 'AOF, appendfsync everysec: a crash or power loss may lose up to ~2 s of acknowledged commits (a crash only while a slow disk delays the AOF)';
       return { name, status: CheckStatus.ok, result, action: null };
     }
     if (s.appendfsync === null) {

@@ -3,9 +3,9 @@
  * Redis: SIGKILL of redis-server, its AOF kept): the API answers 503 STORE_UNAVAILABLE with
  * Retry-After while it is down (quickly, never hanging), workers and API reconnect by themselves,
  * and afterwards every submitted run exists exactly once and succeeded, each stage once in the
- * ledger. On Redis "none lost" holds although the server is killed: a write is in the AOF (the
- * page cache, which outlives the process) before its reply; `appendfsync` only matters for a
- * power loss.
+ * ledger. On Redis "none lost" needs a server that loses nothing it acknowledged when killed:
+ * the outage switches it to `appendfsync always` first (see stopRedisForOutage; under `everysec`
+ * a slow fsync lets Redis answer writes it has not yet written to the AOF).
  */
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
@@ -55,6 +55,13 @@ async function probeFor(base: string, ms: number): Promise<Probe[]> {
     probes.push({ status: res.status, code: body.code, retryAfter: res.headers.get('retry-after'), ms: Date.now() - started });
   }
   return probes;
+}
+
+/** `succeeded: 290, running: 10` for the runs read. */
+function statusCounts(runs: readonly { status: string }[]): string {
+  const counts = new Map<string, number>();
+  for (const r of runs) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
+  return [...counts].map(([status, n]) => `${status}: ${n}`).join(', ') || 'none';
 }
 
 const servers = outageServers();
@@ -107,15 +114,20 @@ for (const { server, storeCase } of CASES) describe(`${server.name} restarted un
     }
 
     const { store } = e2eStore;
+    let seen = 'no answer from the store';
     const runs = await waitUntil(
       'every run to end',
       async () => {
         const all = await store.reads.listRuns({ limit: 1_000 });
+        seen = statusCounts(all);
         return all.length >= RUNS && all.every((r) => r.status !== 'queued' && r.status !== 'running') ? all : undefined;
       },
       60_000,
       500,
-    );
+    ).catch((err: Error) => {
+      const outputs = procs.map((p) => `--- kiln ${p.child.spawnargs.slice(2, 3).join(' ')} (exit ${p.child.exitCode ?? p.child.signalCode ?? 'none'}):\n${p.output().slice(-4_000)}`);
+      throw new Error(`${err.message}; runs by status: ${seen}\n${outputs.join('\n')}`);
+    });
     const keys = runs.map((r) => r.idempotencyKey);
     assert.equal(new Set(keys).size, runs.length, 'no run was duplicated');
     const submitted = runs.filter((r) => r.idempotencyKey?.startsWith('restart-'));

@@ -4,7 +4,8 @@
  * is one Lua script (routines/), claims take batches, commits are fenced by the lease inside the
  * script, wake-ups travel by pub/sub (a hint only), and lease time comes from Redis `TIME`.
  * Durability is the server's: see the README (AOF with `appendfsync always` loses no commit
- * acknowledged to kiln; `everysec` up to a second of them on a power loss).
+ * acknowledged to kiln; `everysec` up to ~2 s of them on a power loss, or on a crash while a slow
+ * disk delays the AOF).
  */
 import { Redis } from 'ioredis';
 import type { Clock } from '../../core/clock.ts';
