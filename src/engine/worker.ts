@@ -124,9 +124,12 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
     return { claimed, held: leases.hold(lease, claimed.job.queue, heartbeatMs, new JobAbort()) };
   };
 
-  /** One claim transaction for every queue with room; returns how many jobs were claimed. */
-  const claimPass = async (): Promise<number> => {
-    if (stopping) return 0;
+  /**
+   * One claim transaction for every queue with room; returns how many jobs were claimed and
+   * whether that was fewer than asked for (the store had no more ready).
+   */
+  const claimPass = async (): Promise<{ claimed: number; drained: boolean }> => {
+    if (stopping) return { claimed: 0, drained: true };
     const requests: ClaimRequest[] = [];
     for (const stage of stages) {
       const limit = slots.wanted(stage);
@@ -134,14 +137,14 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
       const { leaseMs, maxRetriesRunning } = stage.policy;
       requests.push({ queue: stage.queue, workerId: id, limit, leaseMs, ...(maxRetriesRunning === null ? {} : { maxRetriesRunning }) });
     }
-    if (requests.length === 0) return 0;
+    if (requests.length === 0) return { claimed: 0, drained: false };
     const jobs = await deps.store.jobs.claim(requests);
     if (jobs.length > 0) crashPoint('after-claim');
     countClaims(jobs);
     // Claimed only from served queues, so every job has its stage.
     slots.add(jobs.map((job) => hold(job, deps.plan.byQueue(job.job.queue)?.policy.heartbeatMs ?? minHeartbeatMs)));
     dispatch();
-    return jobs.length;
+    return { claimed: jobs.length, drained: jobs.length < requests.reduce((n, r) => n + r.limit, 0) };
   };
 
   /** Claims come grouped by queue (request order): one count per group. */
@@ -168,16 +171,27 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
 
   const loop = async (): Promise<void> => {
     while (!stopping) {
-      let claimed = 0;
+      let pass = { claimed: 0, drained: true };
+      const startedAt = deps.clock.now();
       try {
-        claimed = await claimPass();
+        pass = await claimPass();
       } catch (err) {
         logger.warn({ err }, 'claim failed; retrying after the poll interval');
       }
-      if (claimed === 0 && !stopping) await sleep(pollMs);
-      // Yield one event-loop turn before the next claim, so that wakes from many submissions and
-      // commits coalesce into one claim transaction with a large batch (far fewer transactions).
-      else await deps.clock.sleep(0);
+      if (pass.claimed === 0) {
+        if (!stopping) await sleep(pollMs);
+      } else if (pass.drained) {
+        // The store had fewer ready jobs than this worker has room for: claiming again at once
+        // would take the few that got ready meanwhile, one transaction each. Waiting as long as
+        // the claim took lets them gather into one batch, so a worker spends at most about half
+        // its time in claims of a shallow queue (PostgreSQL chains: fewer transactions leave the
+        // server to submissions), and a claim that costs nothing (the memory store) waits nothing.
+        await deps.clock.sleep(Math.min(deps.clock.now() - startedAt, pollMs));
+      } else {
+        // Yield one event-loop turn before the next claim, so that wakes from many submissions and
+        // commits coalesce into one claim transaction with a large batch (far fewer transactions).
+        await deps.clock.sleep(0);
+      }
     }
   };
 
@@ -242,7 +256,7 @@ export function createWorker(deps: WorkerDeps, options: WorkerOptions = {}): Wor
       reapTimer = deps.clock.setTimer(() => void reap(), options.reapMs ?? DEFAULT_REAP_MS);
     },
     async runOnce() {
-      const claimed = await claimPass();
+      const { claimed } = await claimPass();
       // Jobs claimed ahead start as others finish, so wait until nothing runs or waits.
       while (executions.size > 0) await Promise.all([...executions]);
       return claimed;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { StoreUnavailableError, StageFailure, ValidationError } from '../../src/core/errors.ts';
 import { definePipeline, type StageHandler } from '../../src/core/pipeline/define-pipeline.ts';
-import { createEngineHarness, deferred } from '../support/engine-harness.ts';
+import { createEngineHarness, deferred, type EngineHarness } from '../support/engine-harness.ts';
 
 /** A three-stage pipeline whose handlers the test supplies. */
 function threeStages(name: string, handlers: Partial<Record<'a' | 'b' | 'c', StageHandler>> = {}, rollbacks: Partial<Record<'a' | 'b' | 'c', StageHandler>> = {}) {
@@ -12,6 +12,22 @@ function threeStages(name: string, handlers: Partial<Record<'a' | 'b' | 'c', Sta
     ...(rollbacks[n] ? { rollback: rollbacks[n] } : {}),
   });
   return definePipeline({ name, version: 1, defaults: { backoff: { baseMs: 100, capMs: 1_000 } }, stages: [stage('a'), stage('b'), stage('c')] });
+}
+
+/** Starts a worker whose every claim takes 20 ms of the harness clock; records when each claim began. */
+function startWithSlowClaims(h: EngineHarness): { claimedAt: number[]; t0: number; stop: () => Promise<void> } {
+  const claimedAt: number[] = [];
+  const claimJobs = h.store.jobs.claim.bind(h.store.jobs);
+  h.store.jobs.claim = (requests) => (claimedAt.push(h.clock.now()), h.clock.set(h.clock.now() + 20), claimJobs(requests));
+  const worker = h.kiln.createWorker({ pollMs: 100 });
+  const t0 = h.clock.now();
+  worker.start();
+  const stop = async (): Promise<void> => {
+    const stopped = worker.stop(0);
+    await h.clock.advance(200);
+    await stopped;
+  };
+  return { claimedAt, t0, stop };
 }
 
 describe('engine worker on the memory store', () => {
@@ -376,6 +392,31 @@ describe('engine worker on the memory store', () => {
     assert.equal(ready.length, 3, 'the running job and the two waiting ones are handed back');
     assert.ok(ready.every((j) => j.attempt === 0), 'their claims are not counted');
     gates.forEach((g) => g.resolve(0));
+  });
+
+  it('after a claim that found fewer jobs than it had room for, waits as long as that claim took before claiming again', async () => {
+    const p = definePipeline({ name: 't.gap', version: 1, stages: [{ name: 'a', policy: { concurrency: 10 }, handler: () => 0 }] });
+    const h = await createEngineHarness([p]);
+    await h.kiln.submit('t.gap', { i: 0 });
+    const { claimedAt, t0, stop } = startWithSlowClaims(h);
+    await h.clock.advance(1);
+    assert.deepEqual(claimedAt, [t0], 'one claim: 1 job of the 10 it asked for');
+    await h.kiln.submit('t.gap', { i: 1 });
+    await h.clock.advance(18);
+    assert.equal(claimedAt.length, 1, 'the new job waits while the claim that took 20 ms is waited out');
+    await h.clock.advance(2);
+    assert.deepEqual(claimedAt, [t0, t0 + 40], 'claimed 20 ms after the first claim ended');
+    await stop();
+  });
+
+  it('claims again at once after a claim that filled every free slot', async () => {
+    const p = definePipeline({ name: 't.full', version: 1, stages: [{ name: 'a', policy: { concurrency: 1 }, handler: () => 0 }] });
+    const h = await createEngineHarness([p]);
+    for (let i = 0; i < 3; i++) await h.kiln.submit('t.full', { i });
+    const { claimedAt, t0, stop } = startWithSlowClaims(h);
+    await h.clock.advance(1);
+    assert.deepEqual(claimedAt.slice(0, 3), [t0, t0 + 20, t0 + 40], 'each claim took the one job there was room for; the next followed at once');
+    await stop();
   });
 
   it('submits many runs at once in input order, and submits none when one input is invalid', async () => {
