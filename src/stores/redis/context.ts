@@ -49,6 +49,8 @@ export interface RedisContext extends StoreLifecycle {
    * variant: every bulk string of the reply is a Buffer (for a script answering binary bytes).
    */
   callBufferReply<T>(name: string, args?: readonly ScriptArg[]): Promise<T>;
+  /** Closes the command connection and the submissions' one, if opened. */
+  closeConnections(): Promise<void>;
   /** Wakes listeners of this process and of every other process on the store (a hint only). */
   wake(queues: Iterable<string>): void;
   /** Wakes listeners of this process only, after a script published the wake itself (publish_wake in lib-keys.lua). */
@@ -71,40 +73,65 @@ export interface RedisContextDeps {
 /** Builds the context of one store instance. */
 export function createContext(deps: RedisContextDeps): RedisContext {
   const { redis, prefix, clock } = deps;
-  const defined = new Set<string>();
 
-  const commandOf = (name: string): string => {
+  /** A connection scripts run on: the commands defined on it, and whether it was ever up. */
+  interface Lane {
+    conn: Redis;
+    defined: Set<string>;
+    everReady: boolean;
+  }
+  const laneOf = (conn: Redis): Lane => {
+    const lane: Lane = { conn, defined: new Set(), everReady: conn.status === 'ready' };
+    if (!lane.everReady) conn.once('ready', () => (lane.everReady = true));
+    return lane;
+  };
+  const main = laneOf(redis);
+  // Submissions get a connection of their own, opened by the first one: Redis runs a connection's
+  // commands in order, so on the shared connection an API submit waited behind every claim and
+  // commit script the process's worker had sent before it (5-stage chains, each submitted and
+  // awaited, alternating A/B: 9 of 11 rounds faster, median gain 10%).
+  let submits: Lane | undefined;
+  const laneFor = (name: string): Lane => {
+    if (name !== 'jobs-submit') return main;
+    if (submits === undefined) {
+      const conn = redis.duplicate();
+      // Its errors reach the submit calls; the main connection's listener logs connection trouble.
+      conn.on('error', () => {});
+      submits = laneOf(conn);
+    }
+    return submits;
+  };
+
+  const commandOf = (lane: Lane, name: string): string => {
     const command = `kiln_${name.replace(/[^A-Za-z0-9]/g, '_')}`;
-    if (!defined.has(command)) {
+    if (!lane.defined.has(command)) {
       const lua = routineSource(name);
       if (lua === undefined) throw new Error(`redis store: no routine ${name}.lua`);
-      redis.defineCommand(command, { numberOfKeys: 1, lua });
-      defined.add(command);
+      lane.conn.defineCommand(command, { numberOfKeys: 1, lua });
+      lane.defined.add(command);
     }
     return command;
   };
 
   const nowArg = clock === undefined ? () => '' : () => String(clock.now());
 
-  // Once the connection has been up, a script sent while it is down fails at once (retryable)
-  // instead of waiting in ioredis's offline queue for its reconnect attempts (about 750 ms a call
-  // while redis-server is away): callers retry transient errors themselves. Before the first
-  // connection, calls wait for it as usual (a process starting next to its Redis).
-  let everReady = redis.status === 'ready';
-  if (!everReady) redis.once('ready', () => (everReady = true));
-
   /**
    * Runs a script with the prefix and the time argument in front of `args`; its raw reply (bulk
    * strings as Buffers when `buffers`, through the `<command>Buffer` variant ioredis defines).
+   * Once its connection has been up, a script sent while it is down fails at once (retryable)
+   * instead of waiting in ioredis's offline queue for its reconnect attempts (about 750 ms a call
+   * while redis-server is away): callers retry transient errors themselves. Before the first
+   * connection, calls wait for it as usual (a process starting next to its Redis).
    */
   const runScript = <T>(name: string, args: readonly ScriptArg[] = [], buffers = false): Promise<T> => {
-    if (everReady && redis.status !== 'ready') {
-      return Promise.reject(new StoreUnavailableError(`redis unavailable: the connection is ${redis.status}`));
+    const lane = laneFor(name);
+    if (lane.everReady && lane.conn.status !== 'ready') {
+      return Promise.reject(new StoreUnavailableError(`redis unavailable: the connection is ${lane.conn.status}`));
     }
-    const command = `${commandOf(name)}${buffers ? 'Buffer' : ''}`;
-    const run = (redis as unknown as Record<string, (...a: ScriptArg[]) => Promise<T>>)[command];
+    const command = `${commandOf(lane, name)}${buffers ? 'Buffer' : ''}`;
+    const run = (lane.conn as unknown as Record<string, (...a: ScriptArg[]) => Promise<T>>)[command];
     if (run === undefined) throw new Error(`redis store: command ${command} was not defined`);
-    return run.call(redis, prefix, nowArg(), ...args);
+    return run.call(lane.conn, prefix, nowArg(), ...args);
   };
 
   const lifecycle = createStoreLifecycle({
@@ -145,6 +172,10 @@ export function createContext(deps: RedisContextDeps): RedisContext {
       const reply = await runScript<T | Buffer>(name, args, true);
       if (Buffer.isBuffer(reply)) throw scriptError((JSON.parse(reply.toString('utf8')) as { err: ScriptFailure }).err);
       return reply;
+    },
+    async closeConnections() {
+      const conns = submits === undefined ? [redis] : [submits.conn, redis];
+      await Promise.all(conns.map((conn) => conn.quit().catch(() => conn.disconnect())));
     },
     wake: deps.deliverWakes,
     wakeLocal: deps.deliverLocalWakes,

@@ -97,7 +97,7 @@ export function buildRedisStore(deps: RedisStoreDeps): RedisStore {
       if (!ctx.markClosed()) return;
       try {
         await wakes.close();
-        await redis.quit().catch(() => redis.disconnect());
+        await ctx.closeConnections();
       } catch (err) {
         throw mapError(err);
       }
