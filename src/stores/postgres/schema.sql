@@ -274,7 +274,6 @@ CREATE FUNCTION kiln.lock_fence_is_current(p_key text, p_fence bigint) RETURNS b
 
 CREATE FUNCTION kiln.ready_tenants(p_queue text) RETURNS SETOF text
     LANGUAGE sql STABLE
-    SET search_path TO 'kiln', 'pg_temp'
     AS $$-- sha256:005daaf38a105311fc7460123165c01f3855efd74bb449efe68ae89442fafc7f$$;
 
 --

@@ -13,6 +13,10 @@
 -- ready_tenants(p_queue)
 --   Out: the distinct non-NULL tenants with ready jobs in the queue, by a skip-scan of
 --        jobs_ready_tenant (migration 0018): one index probe per tenant, whatever the depth.
+--   The one routine without `SET search_path`: a SQL function with a SET clause is never
+--   inlined, and called per queue it cost a function call and a fresh plan each (0.09 ms a
+--   queue, a fifth of a 5-queue claim of 50 jobs). Inlined, it is planned into claim_jobs,
+--   whose own `SET search_path FROM CURRENT` resolves its tables; claim_jobs is its only caller.
 --
 -- claim_jobs(p_now, p_queues, p_workers, p_limits, p_lease_ms, p_tokens, p_caps)
 --   In:  p_now epoch ms (NULL: the database clock); one element per request, in request order
@@ -63,7 +67,6 @@
 CREATE OR REPLACE FUNCTION ready_tenants(p_queue text)
 RETURNS SETOF text
 LANGUAGE sql STABLE
-SET search_path FROM CURRENT
 AS $$
   WITH RECURSIVE t(tenant) AS (
     (SELECT tenant FROM jobs WHERE queue = p_queue AND state = 'ready' AND tenant IS NOT NULL ORDER BY tenant LIMIT 1)
