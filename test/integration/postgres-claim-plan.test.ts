@@ -10,6 +10,9 @@
  * not by hashing a scan of the whole table (what the planner chose while the table was small; for
  * the jobs, at the default random_page_cost).
  *
+ * The tenants of a queue are listed inside the claim's plan: ready_tenants() is inlined, not called
+ * (and planned afresh) once per queue, which a SQL function with a SET clause always is.
+ *
  * The claim marks the runs it starts through runs_pkey, however stale the statistics: analyzed
  * when every run had finished, they say no run is queued, and a `status = 'queued'` restriction
  * on runs then had the planner drive that update from runs_in_flight, reading every in-flight
@@ -93,7 +96,7 @@ describe('the postgres claim plan', { skip }, () => {
     return schema;
   }
 
-  it(`takes the head of ${BACKLOG} tenant-less ready jobs from jobs_ready_untenanted, reading about the limit, and leases them and reads their runs and ledger entries by primary key`, async () => {
+  it(`takes the head of ${BACKLOG} tenant-less ready jobs from jobs_ready_untenanted, reading about the limit, lists tenants inline, and leases them and reads their runs and ledger entries by primary key`, async () => {
     const plan = await claimPlan(client!, await schemaWith(BACKLOG));
     const scan = plan.split('\n').find((line) => /Index (Only )?Scan using jobs_ready_untenanted/.test(line));
     assert.ok(scan, `the claim does not read jobs_ready_untenanted:\n${plan}`);
@@ -103,6 +106,7 @@ describe('the postgres claim plan', { skip }, () => {
     // table read whole.
     assert.doesNotMatch(plan, /Seq Scan on (jobs|runs|ledger)\b/, `the claim reads a whole table:\n${plan}`);
     assert.match(ctePlan(plan, 'claimed'), /Index Scan using runs_pkey/, `the claim does not read runs by runs_pkey:\n${plan}`);
+    assert.doesNotMatch(plan, /Function Scan on ready_tenants/, `ready_tenants() is called, not inlined:\n${plan}`);
   });
 
   it(`starts the claimed runs through runs_pkey while statistics say none of ${BACKLOG} runs is queued`, async () => {
