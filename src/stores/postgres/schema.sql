@@ -192,7 +192,7 @@ CREATE FUNCTION kiln.claim_jobs(p_now bigint, p_queues text[], p_workers text[],
     SET search_path TO 'kiln', 'pg_temp'
     SET plan_cache_mode TO 'force_generic_plan'
     SET random_page_cost TO '1.1'
-    AS $$-- sha256:6371979956916772c70a173a47a110da69647574af907b656699609d7ed4f35d$$;
+    AS $$-- sha256:f9177d236bb27b18c3e60356585526ab9b8ea00fbda8b08d481b116db3eda143$$;
 
 --
 -- Name: commit_batch_with_publications(json, bigint, text, text[]); Type: FUNCTION; Schema: kiln; Owner: -
