@@ -59,12 +59,13 @@ function pushRequest(ctx: RedisContext, args: string[], request: SubmitRunReques
 export async function submitRuns(ctx: RedisContext, requests: readonly SubmitRunRequest[]): Promise<SubmitRunResult[]> {
   if (requests.length === 0) return [];
   assertSubmittable(requests);
-  const args: string[] = [TERMINAL_STATUSES];
+  const args: string[] = [TERMINAL_STATUSES, ctx.wakeOrigin];
   const sent = requests.map((request) => pushRequest(ctx, args, request));
   const reply = await ctx.callReply<string[]>('jobs-submit', args);
   const now = Number(reply[0]);
   const woken = Number(reply[1]);
-  if (woken > 0) ctx.wake(reply.slice(2, 2 + woken));
+  // The script published the wake to other processes (publish_wake).
+  if (woken > 0) ctx.wakeLocal(reply.slice(2, 2 + woken));
   let at = 2 + woken;
   return requests.map((request, i): SubmitRunResult => {
     const flag = reply[at++];

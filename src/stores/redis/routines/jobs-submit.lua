@@ -4,7 +4,10 @@
 --   stage:<runId>:<index> (a superseded run's), job:<id>, jobrun (a superseded run's jobs),
 --   runjobs:<runId>, jobkey, queues, prios:<queue>, ready:<queue>:<priority>.
 -- ARGV[2]: the terminal run statuses, comma-separated (core's transition table).
--- ARGV[3..]: the requests, in batch order, as flat arguments (no JSON to decode; numbers as
+-- ARGV[3]: the calling process's wake origin: the queues made ready now are published on
+--   P..'wake' from here (publish_wake), so the client only wakes its own listeners (and sends no
+--   PUBLISH of its own on the connection its worker's scripts queue on).
+-- ARGV[4..]: the requests, in batch order, as flat arguments (no JSON to decode; numbers as
 --   decimal text, input as JSON text): runId, pipeline, pipelineVersion, input, inputChecksum,
 --   the count n of optional fields, n x (name, value) of those given among idempotencyKey,
 --   subjectId, subjectVersion, tenant, traceId, traceParent, the count m of stages, m stage
@@ -34,7 +37,7 @@ local terminal = JOBS.set_of(ARGV[2])
 local requests = {}
 local limited = false
 do
-  local at = 3
+  local at = 4
   while at <= #ARGV do
     local r = { runId = ARGV[at], pipeline = ARGV[at + 1], pipelineVersion = ARGV[at + 2], input = ARGV[at + 3], inputChecksum = ARGV[at + 4] }
     local optional = {}
@@ -192,5 +195,6 @@ end
 local out = { nowText, '0' }
 for queue in pairs(woken) do out[#out + 1] = queue end
 out[2] = int(#out - 2)
+if #out > 2 then publish_wake(ARGV[3], { unpack(out, 3) }) end
 for i = 1, n do out[#out + 1] = results[i] end
 return out
