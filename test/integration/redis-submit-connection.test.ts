@@ -25,7 +25,7 @@ describe('Redis submissions', { skip: redisSkipReason() }, () => {
     const name = createStoreName();
     const prefix = keyPrefix(name);
     const conn = new Redis(await redis.url(), { maxRetriesPerRequest: 2, autoResendUnfulfilledCommands: false });
-    const store = buildRedisStore({ redis: conn, prefix, wakes: createWakeHub(conn, prefix, 'test', silentLogger), ids: createIdGenerator(systemClock), clock: undefined });
+    const store = buildRedisStore({ redis: conn, prefix, wakes: createWakeHub(conn, prefix, 'test', silentLogger), ids: createIdGenerator(systemClock), clock: undefined, logger: silentLogger });
     const admin = await redis.admin();
     try {
       await store.migrate();

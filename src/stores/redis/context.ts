@@ -13,6 +13,7 @@ import type { Redis } from 'ioredis';
 import type { Clock } from '../../core/clock.ts';
 import { SchemaVersionError, StoreUnavailableError } from '../../core/errors.ts';
 import type { IdGenerator } from '../../core/ids.ts';
+import type { Logger } from '../../core/logger.ts';
 import { closedStoreError, mapError, scriptError, type ScriptFailure } from './errors.ts';
 import { latestSchemaVersion, readSchemaVersion } from './migrate.ts';
 import { routineSource } from './routines.ts';
@@ -68,6 +69,7 @@ export interface RedisContextDeps {
   deliverWakes: (queues: Iterable<string>) => void;
   deliverLocalWakes: (queues: readonly string[]) => void;
   wakeOrigin: string;
+  logger: Logger;
 }
 
 /** Builds the context of one store instance. */
@@ -95,8 +97,8 @@ export function createContext(deps: RedisContextDeps): RedisContext {
     if (name !== 'jobs-submit') return main;
     if (submits === undefined) {
       const conn = redis.duplicate();
-      // Its errors reach the submit calls; the main connection's listener logs connection trouble.
-      conn.on('error', () => {});
+      // Logged as the other connections' are: a server that refuses this one (maxclients) must show.
+      conn.on('error', (err: Error) => deps.logger.debug({ err: err.message }, 'redis submit connection error'));
       submits = laneOf(conn);
     }
     return submits;

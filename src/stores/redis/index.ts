@@ -70,7 +70,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const prefix = keyPrefix(name);
   const ids = options.ids ?? createIdGenerator(options.clock ?? systemClock);
   const wakes = createWakeHub(redis, prefix, ids.token(), logger);
-  return buildRedisStore({ redis, prefix, wakes, ids, clock: options.clock });
+  return buildRedisStore({ redis, prefix, wakes, ids, clock: options.clock, logger });
 }
 
 export { mapError } from './errors.ts';

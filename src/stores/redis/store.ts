@@ -7,6 +7,7 @@
 import type { Redis } from 'ioredis';
 import type { Clock } from '../../core/clock.ts';
 import type { IdGenerator } from '../../core/ids.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { Store, StoreCapabilities } from '../../core/ports/store.ts';
 import { createArtifactRefsPort } from './artifact-refs.ts';
 import { createAuditPort } from './audit.ts';
@@ -53,6 +54,8 @@ export interface RedisStoreDeps {
   wakes: WakeHub;
   ids: IdGenerator;
   clock: Clock | undefined;
+  /** Where the connection the store opens itself (for submissions) reports its errors. */
+  logger: Logger;
 }
 
 /** Builds the Store over a connection; `close()` closes it and the subscriber connection. */
