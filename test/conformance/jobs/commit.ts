@@ -37,6 +37,9 @@ export function describeCommit(harness: StoreHarness): void {
       const detail = await store.reads.getRun(run.id);
       assert.equal(detail?.run.status, 'running');
       assert.equal(detail?.run.currentStage, 'b');
+      assert.equal(detail?.run.updatedAt, now, "the move to the next stage is the run's last change");
+      const [listed] = await store.reads.listRuns({ limit: 10 });
+      assert.deepEqual([listed?.id, listed?.currentStage, listed?.updatedAt], [run.id, 'b', now], 'a listing reads the run as getRun does');
       const [a, b] = detail?.stages ?? [];
       assert.equal(a?.status, 'succeeded');
       assert.deepEqual(a?.output, output);
@@ -56,6 +59,7 @@ export function describeCommit(harness: StoreHarness): void {
       assert.deepEqual(again, { outcome: 'lease_lost' }, 'a stage success is recorded once');
       const next = await claimOne(store, 'demo.b');
       assert.deepEqual(next.outputs, { a: output });
+      assert.deepEqual([next.run.currentStage, next.run.updatedAt], ['b', now], 'the claimed job carries its run as read');
     });
 
     test('a claimed job of a stage that already succeeded (enqueued again) sees the other outputs, not its own stage\'s: that stage is running', async ({ store }) => {

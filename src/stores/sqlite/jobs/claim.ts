@@ -133,6 +133,16 @@ function ledgerHits(ctx: SqliteContext, jobs: readonly JobRow[]): Map<string, st
   return new Map(ctx.sql().selectLedgerOutputs.all(pairs).map((row) => [row.key, row.output]));
 }
 
+/**
+ * The run of a claimed job as read (sql/run-columns.ts) from its stored row: a stage job being
+ * claimed is its run's newest stage job and newest job, so it gives the stage and the last move;
+ * a run with a compensation to claim had its row written when that was enqueued.
+ */
+function asReadWith(run: RunRow, job: JobRow): RunRow {
+  const current_stage = run.current_stage === null || job.kind !== 'stage' ? run.current_stage : job.stage;
+  return { ...run, current_stage, updated_at: Math.max(run.updated_at, job.enqueued_at) };
+}
+
 /** Claims from every requested queue in one transaction; results grouped in request order. */
 export function claimJobs(ctx: SqliteContext, requests: readonly ClaimRequest[]): ClaimedJob[] {
   const now = ctx.clock.now();
@@ -140,6 +150,10 @@ export function claimJobs(ctx: SqliteContext, requests: readonly ClaimRequest[])
   if (picks.length === 0) return [];
   const runIdsJson = JSON.stringify([...new Set(picks.map((p) => p.row.run_id))]);
   const runRows = new Map(ctx.sql().selectRunsByIds.all(runIdsJson).map((row) => [row.id, row]));
+  for (const { row: job } of picks) {
+    const run = runRows.get(job.run_id);
+    if (run) runRows.set(job.run_id, asReadWith(run, job));
+  }
   const jobs = leasePicked(ctx, picks, runRows, now);
   const outputs = outputsByRun(ctx, runIdsJson);
   const ledger = ledgerHits(ctx, jobs);

@@ -48,8 +48,9 @@ function advanceRun(ctx: SqliteContext, job: DeletedJobRow, next: JobSpec | null
     enqueueRollback(ctx, owner, next, now);
     return statusOf(sql.touchRun.get({ id: job.run_id, now }), job.run_id);
   }
+  // The run row is not written: its stage and last change are read from this job (run-columns.ts).
   enqueueJob(ctx, owner, next, now);
-  return statusOf(sql.moveRunToStage.get(next.stage, now, job.run_id), job.run_id);
+  return statusOf(sql.selectRunStatus.get(job.run_id), job.run_id);
 }
 
 /** Records the job's success, enqueues `next` or ends the run, and deletes the job. */

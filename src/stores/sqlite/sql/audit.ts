@@ -8,6 +8,7 @@
 import type { PublicationRow } from '../../shared/row-mapping.ts';
 import type { CacheValueRow, ExpiredLeaseRow, LedgerMismatchRow, RunJobRow } from '../../shared/audit-pages.ts';
 import type { SqliteDatabase } from '../connection.ts';
+import { currentStageOf } from './run-columns.ts';
 
 /** In: limit. Out: the first publications by (subject_id, profile), walking the primary key. */
 export const AUDIT_PUBLICATIONS_FIRST = 'SELECT * FROM publications ORDER BY subject_id, profile LIMIT @limit';
@@ -41,12 +42,13 @@ export const AUDIT_EXPIRED_LEASES = `
 const RUN_PAGE = 'SELECT id, pipeline, status, current_stage FROM runs WHERE id > @after ORDER BY id LIMIT @limit';
 
 /**
- * In: after, limit. Out: each run of the page with each of its jobs (found through jobs_run_key,
- * 0001), or once with NULL job columns when it has none; by run id, then job id.
+ * In: after, limit. Out: each run of the page (its current stage as read: run-columns.ts) with each
+ * of its jobs (found through jobs_run_key, 0001), or once with NULL job columns when it has none;
+ * by run id, then job id.
  */
 export const AUDIT_RUN_JOBS = `
   WITH page AS (${RUN_PAGE})
-  SELECT p.id AS run_id, p.pipeline, p.status, p.current_stage,
+  SELECT p.id AS run_id, p.pipeline, p.status, ${currentStageOf('p')} AS current_stage,
     j.id AS job_id, j.stage AS job_stage, j.kind AS job_kind, j.state AS job_state
   FROM page AS p LEFT JOIN jobs AS j ON j.run_id = p.id
   ORDER BY p.id, j.id`;

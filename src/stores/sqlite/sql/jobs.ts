@@ -6,15 +6,16 @@
  */
 import type { JobKind, JobState, RollbackStatus, RunStatus, StageStatus } from '../../../core/model.ts';
 import { preparedPerValue, type SqliteDatabase } from '../connection.ts';
+import { runColumns } from './run-columns.ts';
 import { JOB_COLUMNS, type FailedAttemptRow, type JobRow, type RunRow, type StageRow } from '../rows.ts';
 
 // ---------------------------------------------------------------- runs
 
 /** In: id. Out: the run row or nothing. */
-export const SELECT_RUN = 'SELECT * FROM runs WHERE id = ?';
+export const SELECT_RUN = `SELECT ${runColumns('r')} FROM runs AS r WHERE r.id = ?`;
 
 /** In: pipeline, idempotency key. Out: the run submitted with that key (unique per pipeline). */
-export const SELECT_RUN_BY_IDEMPOTENCY_KEY = 'SELECT * FROM runs WHERE pipeline = ? AND idempotency_key = ?';
+export const SELECT_RUN_BY_IDEMPOTENCY_KEY = `SELECT ${runColumns('r')} FROM runs AS r WHERE r.pipeline = ? AND r.idempotency_key = ?`;
 
 /**
  * In: tenant (null: runs without one), a cap. Out: `n`, the tenant's queued or running runs, at
@@ -27,7 +28,10 @@ export const COUNT_TENANT_IN_FLIGHT = `
 export const COUNT_QUEUE_BACKLOG = `
   SELECT count(*) AS n FROM (SELECT 1 FROM jobs WHERE queue = ? AND state = 'ready' LIMIT ?)`;
 
-/** In: a JSON array of run ids. Out: those runs (any order). */
+/**
+ * In: a JSON array of run ids. Out: those runs' rows as stored (any order): the claim reads each
+ * run's current stage and last change from the job it claimed (claim.ts, asReadWith).
+ */
 export const SELECT_RUNS_BY_IDS = 'SELECT * FROM runs WHERE id IN (SELECT value FROM json_each(?))';
 
 /**
@@ -35,15 +39,15 @@ export const SELECT_RUNS_BY_IDS = 'SELECT * FROM runs WHERE id IN (SELECT value 
  * (whatever its status: a newer version that already ended still makes this one obsolete).
  */
 export const SELECT_NEWER_SUBJECT_RUN = `
-  SELECT * FROM runs
-  WHERE pipeline = ? AND subject_id = ? AND subject_version > ?
-  ORDER BY subject_version DESC LIMIT 1`;
+  SELECT ${runColumns('r')} FROM runs AS r
+  WHERE r.pipeline = ? AND r.subject_id = ? AND r.subject_version > ?
+  ORDER BY r.subject_version DESC LIMIT 1`;
 
 /** In: pipeline, subject, version. Out: runs of lower versions that have not ended. */
 export const SELECT_OLDER_LIVE_SUBJECT_RUNS = `
-  SELECT * FROM runs
-  WHERE pipeline = ? AND subject_id = ? AND subject_version < ?
-    AND status NOT IN ('succeeded', 'failed', 'cancelled', 'superseded')`;
+  SELECT ${runColumns('r')} FROM runs AS r
+  WHERE r.pipeline = ? AND r.subject_id = ? AND r.subject_version < ?
+    AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'superseded')`;
 
 /** In: every column of a run as named parameters. */
 export const INSERT_RUN = `
@@ -62,10 +66,10 @@ export const UPDATE_RUN_STATE = `
   WHERE id = @id`;
 
 /**
- * In: stage, now, id. Out: the run's status. A completion moved the run on to `stage`; the status
- * is not assigned, so runs_status is not rewritten on every transition.
+ * In: id. Out: the run's status. A completion that moves the run on to its next stage reads it and
+ * writes nothing: the stage and the time it moved are read from the job it enqueued (run-columns.ts).
  */
-export const MOVE_RUN_TO_STAGE = 'UPDATE runs SET current_stage = ?, updated_at = ? WHERE id = ? RETURNING status';
+export const SELECT_RUN_STATUS = 'SELECT status FROM runs WHERE id = ?';
 
 /** In: id, now. Out: the run's status. A completion enqueued a compensation; the run stays put. */
 export const TOUCH_RUN = 'UPDATE runs SET updated_at = @now WHERE id = @id RETURNING status';
@@ -452,7 +456,7 @@ function prepareRunStatements(db: SqliteDatabase) {
     selectOlderLiveSubjectRuns: db.prepare<[string, string, number], RunRow>(SELECT_OLDER_LIVE_SUBJECT_RUNS),
     insertRun: db.prepare<RunRow>(INSERT_RUN),
     updateRunState: db.prepare<RunStateParams>(UPDATE_RUN_STATE),
-    moveRunToStage: db.prepare<[stage: string, now: number, id: string], RunStatusRow>(MOVE_RUN_TO_STAGE),
+    selectRunStatus: db.prepare<[id: string], RunStatusRow>(SELECT_RUN_STATUS),
     touchRun: db.prepare<{ id: string; now: number }, RunStatusRow>(TOUCH_RUN),
     finishRun: db.prepare<{ id: string; status: RunStatus; now: number }>(FINISH_RUN),
     markRunRunning: db.prepare<[number, string]>(MARK_RUN_RUNNING),

@@ -6,6 +6,7 @@
 import type { JobState, RunStatus } from '../../../core/model.ts';
 import { preparedPerValue, type SqliteDatabase } from '../connection.ts';
 import type { FailedAttemptRow, JobRow, LedgerRow, RunRow, StageRow } from '../rows.ts';
+import { runColumns } from './run-columns.ts';
 
 // ---------------------------------------------------------------- runs
 
@@ -48,7 +49,7 @@ export function listRunsSql(path: RunListingPath): string {
     [index, status] = ['INDEXED BY runs_status', `status = '${path}'`];
   }
   return `
-  SELECT * FROM runs ${index}
+  SELECT ${runColumns('r')} FROM runs AS r ${index}
   WHERE id < @before AND id >= @id_from AND ${status} AND ${subject} AND ${tenant}
     AND (@pipeline IS NULL OR pipeline = @pipeline)
     AND (@created_after IS NULL OR created_at >= @created_after) AND (@created_before IS NULL OR created_at < @created_before)
