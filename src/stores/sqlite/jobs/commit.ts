@@ -3,9 +3,10 @@
  * BEGIN IMMEDIATE transaction (group commit). Each item checks its own lease first and changes
  * nothing when the lease is refused; otherwise the ledger, stage record, next job, run, job and
  * the completion's publications (compare-and-set, fenced by the lease fence) change together. A
- * completion — the hot path — is five statements (plus one per publication) and reads no run
- * row: the fenced delete returns what the ledger, the next job and the publications need, and the
- * run update returns the run's status.
+ * completion — the hot path — is five statements (plus one per publication) and writes no run row
+ * unless the run starts compensating or ends: the fenced delete returns what the ledger, the next
+ * job and the publications need, and one read of the run's status is all a move to the next stage
+ * touches of the run (its stage and time are read from the job it enqueues: sql/run-columns.ts).
  */
 import type { RunStatus, StageErrorRecord } from '../../../core/model.ts';
 import type { CommitItem, CommitResult, CompleteStageRequest, FailStageRequest, JobSpec } from '../../../core/ports/jobs.ts';
