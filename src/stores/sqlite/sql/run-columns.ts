@@ -8,8 +8,10 @@
  *    stay until replayed or the run ends), else the column (a run with no stage job left).
  *  - `updated_at`: the later of the column (written by every move that is not a plain advance:
  *    start, retry, park, fail, compensation, operator moves, the end) and the newest enqueue of
- *    any of its jobs (a plain advance enqueues the next stage's job at the instant it moves).
- * Both subqueries walk jobs_run_key (0001), led by run_id: a run has one or two jobs.
+ *    any of its jobs (a plain advance enqueues the next stage's job at the instant it moves); the
+ *    column alone once the run has ended (its end wrote it last).
+ * Both subqueries walk jobs_run_key (0001), led by run_id: a run has one or two jobs. Neither runs
+ * for a run that has ended (current_stage NULL), the most of any listing.
  */
 
 /** The current stage of the run of table alias `r`, as read (see above). */
@@ -24,6 +26,7 @@ export function runColumns(r: string): string {
   return `${r}.id, ${r}.pipeline, ${r}.pipeline_version, ${r}.status, ${currentStageOf(r)} AS current_stage,
     ${r}.input, ${r}.input_checksum, ${r}.idempotency_key, ${r}.subject_id, ${r}.subject_version, ${r}.tenant, ${r}.trace_id,
     ${r}.trace_parent, ${r}.error, ${r}.created_at,
-    max(${r}.updated_at, coalesce((SELECT max(uj.enqueued_at) FROM jobs AS uj WHERE uj.run_id = ${r}.id), 0)) AS updated_at,
+    CASE WHEN ${r}.current_stage IS NULL THEN ${r}.updated_at
+      ELSE max(${r}.updated_at, coalesce((SELECT max(uj.enqueued_at) FROM jobs AS uj WHERE uj.run_id = ${r}.id), 0)) END AS updated_at,
     ${r}.finished_at`;
 }
