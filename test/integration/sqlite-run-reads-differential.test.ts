@@ -1,0 +1,163 @@
+/**
+ * The SQLite store derives a run's current stage and last change on read (a move to the next
+ * stage writes no run row: src/stores/sqlite/sql/run-columns.ts). This test drives the same
+ * seeded sequences of job-path and operator moves through the memory store (the reference) and
+ * the SQLite store, on clocks that advance alike, and after every move requires both to read the
+ * run (getRun, listRuns, the claimed job's run) the same: status, current stage, last change,
+ * end. A derivation that drifts from what the moves write shows up as the first differing move.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { createFakeClock, type FakeClock } from '../../src/core/clock.ts';
+import { createIdGenerator } from '../../src/core/ids.ts';
+import type { Run } from '../../src/core/model.ts';
+import type { ClaimedJob, FailureDecision, JobSpec } from '../../src/core/ports/jobs.ts';
+import type { Store } from '../../src/core/ports/store.ts';
+import { createMemoryStore } from '../../src/stores/memory/index.ts';
+import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
+import { LEASE_MS, STAGES, failure, leaseOf, rollbackJob, runRequest, stageJob } from '../conformance/fixture.ts';
+import { createPrng, type Prng } from '../support/simulation/prng.ts';
+
+const SEQUENCES = 60;
+const MOVES = 40;
+
+/** One store under test with its own clock; both sides see the same moves. */
+interface Side {
+  name: string;
+  store: Store;
+  clock: FakeClock;
+  runId: string;
+}
+
+/** What the two stores must read alike. */
+function view(run: Run | undefined): unknown {
+  return run && { status: run.status, currentStage: run.currentStage, updatedAt: run.updatedAt, finishedAt: run.finishedAt };
+}
+
+/** The run as getRun and listRuns read it on one side. */
+async function readRun(side: Side): Promise<unknown> {
+  const detail = await side.store.reads.getRun(side.runId);
+  const [listed] = await side.store.reads.listRuns({ limit: 1 });
+  assert.deepEqual(view(listed), view(detail?.run), `${side.name}: listRuns reads the run as getRun does`);
+  return view(detail?.run);
+}
+
+/** The compensation to run after `stage`'s (the stage before it), or none. */
+function rollbackBefore(stage: string): JobSpec | null {
+  const i = STAGES.indexOf(stage);
+  return i > 0 ? rollbackJob(STAGES[i - 1] as string) : null;
+}
+
+/** The next stage after `stage`, or none. */
+function stageAfter(stage: string): JobSpec | null {
+  const next = STAGES[STAGES.indexOf(stage) + 1];
+  return next === undefined ? null : stageJob(next);
+}
+
+/** A failure decision drawn for a claimed job (compensations never roll back further by decision). */
+function drawDecision(prng: Prng, claimed: ClaimedJob): FailureDecision {
+  const rollback = claimed.job.kind === 'stage' && prng.chance(0.5) ? rollbackBefore(claimed.job.stage) : null;
+  switch (prng.int(4)) {
+    case 0:
+      return { action: 'retry', delayMs: prng.pick([0, 0, 500]) };
+    case 1:
+      return { action: 'park' };
+    case 2:
+      return { action: 'dead_letter', rollback };
+    default:
+      return { action: 'fail', rollback };
+  }
+}
+
+/** Claims the run's one claimable job on each side (or none on both), in queue order a, b, c. */
+async function claimBoth(sides: readonly Side[]): Promise<ClaimedJob[] | null> {
+  for (const stage of STAGES) {
+    const claimed = await Promise.all(sides.map((s) => s.store.jobs.claim([{ queue: `demo.${stage}`, workerId: 'w1', limit: 1, leaseMs: LEASE_MS }])));
+    const counts = claimed.map((c) => c.length);
+    assert.deepEqual(counts, sides.map(() => counts[0]), `both stores claim alike on demo.${stage}`);
+    if (counts[0] === 1) return claimed.map((c) => c[0] as ClaimedJob);
+  }
+  return null;
+}
+
+/** One move, applied alike to both sides; returns a label for failure messages. */
+async function move(prng: Prng, sides: readonly Side[]): Promise<string> {
+  const advance = prng.pick([0, 1, 250, 1000]);
+  for (const side of sides) await side.clock.advance(advance);
+  const roll = prng.int(10);
+  if (roll < 7) {
+    const claimed = await claimBoth(sides);
+    if (claimed === null) return 'nothing to claim';
+    const [first] = claimed as [ClaimedJob, ...ClaimedJob[]];
+    assert.deepEqual(claimed.map((c) => [c.job.stage, c.job.kind]), claimed.map(() => [first.job.stage, first.job.kind]), 'both claim the same job');
+    assert.deepEqual(view(claimed[1]?.run), view(first.run), 'the claimed job carries its run as read');
+    const work = prng.between(0, 50);
+    for (const side of sides) await side.clock.advance(work);
+    if (prng.chance(0.6)) {
+      const next = first.job.kind === 'stage' ? stageAfter(first.job.stage) : rollbackBefore(first.job.stage);
+      await Promise.all(claimed.map((c, i) => sides[i]?.store.jobs.commit([{ type: 'complete', lease: leaseOf(c), output: { ok: 1 }, durationMs: 5, next }])));
+      return `complete ${first.job.kind} ${first.job.stage}`;
+    }
+    const decision = drawDecision(prng, first);
+    await Promise.all(claimed.map((c, i) => sides[i]?.store.jobs.commit([{ type: 'fail', lease: leaseOf(c), error: failure('transient'), durationMs: 5, decision }])));
+    return `fail ${first.job.kind} ${first.job.stage}: ${decision.action}`;
+  }
+  const runs = await Promise.all(sides.map((s) => s.store.reads.getRun(s.runId)));
+  const status = runs[0]?.run.status;
+  if (roll === 7 && status === 'parked') {
+    for (const side of sides) await side.store.operator.resumeRun(side.runId);
+    return 'resume';
+  }
+  if (roll === 8) {
+    const dead = await Promise.all(sides.map((s) => s.store.reads.listJobs({ runId: s.runId, limit: 10 })));
+    const jobs = dead.map((list) => list.find((j) => j.state === 'dead'));
+    if (jobs.every((j) => j !== undefined)) {
+      const replayed = await Promise.allSettled(jobs.map((j, i) => sides[i]?.store.operator.replayJob(j?.id as string)));
+      assert.deepEqual(replayed.map((r) => r.status), replayed.map(() => replayed[0]?.status), 'a replay is refused or taken alike');
+      return 'replay';
+    }
+  }
+  if (roll === 9 && prng.chance(0.3) && status !== undefined && ['queued', 'running', 'parked', 'dead_lettered'].includes(status)) {
+    const cancelled = await Promise.allSettled(sides.map((s) => s.store.operator.cancelRun(s.runId, 'test')));
+    assert.deepEqual(cancelled.map((r) => r.status), cancelled.map(() => cancelled[0]?.status), 'a cancel is refused or taken alike');
+    return 'cancel';
+  }
+  return 'wait';
+}
+
+describe('sqlite run reads: the derived current stage and last change match the memory store move by move', () => {
+  it(`${SEQUENCES} seeded sequences of ${MOVES} moves (claims, completions, retries, parks, dead letters, failures, compensations, resumes, replays, cancels)`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kiln-sqlite-differential-'));
+    try {
+      for (let seed = 1; seed <= SEQUENCES; seed++) {
+        const prng = createPrng(seed);
+        const sides: Side[] = [];
+        for (const [name, open] of [
+          ['memory', (clock: FakeClock) => createMemoryStore({ clock, ids: createIdGenerator(clock) })],
+          ['sqlite', (clock: FakeClock) => createSqliteStore({ path: join(dir, `seed-${seed}.db`), clock, ids: createIdGenerator(clock) })],
+        ] as const) {
+          const clock = createFakeClock();
+          const store = open(clock);
+          await store.migrate();
+          const [submitted] = await store.jobs.submit([runRequest({ input: { seed } })]);
+          sides.push({ name, store, clock, runId: submitted?.run.id as string });
+        }
+        try {
+          const done: string[] = [];
+          for (let i = 0; i < MOVES; i++) {
+            done.push(await move(prng, sides));
+            const [reference, sqlite] = await Promise.all(sides.map(readRun));
+            assert.deepEqual(sqlite, reference, `seed ${seed}, after: ${done.join(' / ')}`);
+          }
+        } finally {
+          for (const side of sides) await side.store.close();
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
