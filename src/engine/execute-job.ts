@@ -6,6 +6,7 @@
  * releases it after the commit; its completion's publications are fenced by the lock.
  */
 import { context } from '@opentelemetry/api';
+import { WAKE_REASON } from '../core/clock.ts';
 import { LeaseLostError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Job, JsonValue } from '../core/model.ts';
@@ -210,7 +211,7 @@ async function settlesWithin(deps: ExecutorDeps, promise: Promise<unknown>, ms: 
     () => true,
   );
   const result = await Promise.race([settled, deps.clock.sleep(ms, timeUp.signal).then(() => false)]);
-  timeUp.abort();
+  timeUp.abort(WAKE_REASON);
   return result;
 }
 

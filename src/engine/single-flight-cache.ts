@@ -139,7 +139,8 @@ export function createSingleFlightCache(deps: SingleFlightCacheDeps): SingleFlig
       throw err;
     } finally {
       renewing = false;
-      controller.abort();
+      // Ends the renew loop's sleep; a reason, since abort() without one builds a DOMException.
+      controller.abort(WAKE_REASON);
       o.signal?.removeEventListener('abort', onAbort);
       await renewLoop.catch(() => undefined);
       wakeLocal(o.cache, o.key);
