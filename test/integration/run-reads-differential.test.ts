@@ -1,16 +1,18 @@
 /**
- * The SQLite store derives a run's current stage and last change on read (a move to the next
- * stage writes no run row: src/stores/sqlite/sql/run-columns.ts). This test drives the same
- * seeded sequences of job-path and operator moves through the memory store (the reference) and
- * the SQLite store, on clocks that advance alike, and after every move requires both to read the
- * run (getRun, listRuns, the claimed job's run) the same: status, current stage, last change,
- * end. A derivation that drifts from what the moves write shows up as the first differing move.
+ * Every store reads a run as the memory store (the reference) does, move by move: the same seeded
+ * sequences of job-path and operator moves go through the memory store and the store under test,
+ * on clocks that advance alike, and after every move both must read the run (getRun, listRuns,
+ * the claimed job's run) the same: status, current stage, last change, end. The conformance suite
+ * checks each move alone; this checks them in the orders they meet in. It guards in particular
+ * the SQLite store's current stage and last change, derived on read from its jobs (a move to the
+ * next stage writes no run row: src/stores/sqlite/sql/run-columns.ts); a derivation that drifts
+ * from what the moves write shows up as the first differing move.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { createFakeClock, type FakeClock } from '../../src/core/clock.ts';
 import { createIdGenerator } from '../../src/core/ids.ts';
 import type { Run } from '../../src/core/model.ts';
@@ -18,6 +20,11 @@ import type { ClaimedJob, FailureDecision, JobSpec } from '../../src/core/ports/
 import type { Store } from '../../src/core/ports/store.ts';
 import { createMemoryStore } from '../../src/stores/memory/index.ts';
 import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
+import type { StoreHarness } from '../conformance/fixture.ts';
+import { postgresSkipReason } from '../support/postgres-cluster.ts';
+import { postgresStoreHarness } from '../support/postgres-stores.ts';
+import { redisSkipReason } from '../support/redis-server.ts';
+import { redisStoreHarness } from '../support/redis-stores.ts';
 import { LEASE_MS, STAGES, failure, leaseOf, rollbackJob, runRequest, stageJob } from '../conformance/fixture.ts';
 import { createPrng, type Prng } from '../support/simulation/prng.ts';
 
@@ -128,36 +135,60 @@ async function move(prng: Prng, sides: readonly Side[]): Promise<string> {
   return 'wait';
 }
 
-describe('sqlite run reads: the derived current stage and last change match the memory store move by move', () => {
-  it(`${SEQUENCES} seeded sequences of ${MOVES} moves (claims, completions, retries, parks, dead letters, failures, compensations, resumes, replays, cancels)`, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kiln-sqlite-differential-'));
+/** Runs the sequences on the memory store and on the store `harness` makes. */
+async function compareWith(name: string, harness: StoreHarness): Promise<void> {
+  for (let seed = 1; seed <= SEQUENCES; seed++) {
+    const prng = createPrng(seed);
+    const sides: Side[] = [];
+    for (const [side, create] of [
+      ['memory', async (clock: FakeClock) => createMemoryStore({ clock, ids: createIdGenerator(clock) })],
+      [name, (clock: FakeClock) => harness.create({ clock, ids: createIdGenerator(clock) })],
+    ] as const) {
+      const clock = createFakeClock();
+      const store = await create(clock);
+      await store.migrate();
+      const [submitted] = await store.jobs.submit([runRequest({ input: { seed } })]);
+      sides.push({ name: side, store, clock, runId: submitted?.run.id as string });
+    }
     try {
-      for (let seed = 1; seed <= SEQUENCES; seed++) {
-        const prng = createPrng(seed);
-        const sides: Side[] = [];
-        for (const [name, open] of [
-          ['memory', (clock: FakeClock) => createMemoryStore({ clock, ids: createIdGenerator(clock) })],
-          ['sqlite', (clock: FakeClock) => createSqliteStore({ path: join(dir, `seed-${seed}.db`), clock, ids: createIdGenerator(clock) })],
-        ] as const) {
-          const clock = createFakeClock();
-          const store = open(clock);
-          await store.migrate();
-          const [submitted] = await store.jobs.submit([runRequest({ input: { seed } })]);
-          sides.push({ name, store, clock, runId: submitted?.run.id as string });
-        }
-        try {
-          const done: string[] = [];
-          for (let i = 0; i < MOVES; i++) {
-            done.push(await move(prng, sides));
-            const [reference, sqlite] = await Promise.all(sides.map(readRun));
-            assert.deepEqual(sqlite, reference, `seed ${seed}, after: ${done.join(' / ')}`);
-          }
-        } finally {
-          for (const side of sides) await side.store.close();
-        }
+      const done: string[] = [];
+      for (let i = 0; i < MOVES; i++) {
+        done.push(await move(prng, sides));
+        const [reference, tested] = await Promise.all(sides.map(readRun));
+        assert.deepEqual(tested, reference, `${name}, seed ${seed}, after: ${done.join(' / ')}`);
       }
+    } finally {
+      await sides[0]?.store.close();
+      if (sides[1]) await harness.destroy(sides[1].store);
+    }
+  }
+}
+
+const TITLE = `${SEQUENCES} seeded sequences of ${MOVES} moves (claims, completions, retries, parks, dead letters, failures, compensations, resumes, replays, cancels)`;
+
+describe('run reads match the memory store move by move', () => {
+  it(`sqlite: ${TITLE}`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kiln-run-reads-differential-'));
+    let files = 0;
+    try {
+      await compareWith('sqlite', {
+        create: async ({ clock, ids }) => createSqliteStore({ path: join(dir, `${files++}.db`), clock, ids }),
+        destroy: (store) => store.close(),
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  describe('postgres', { skip: postgresSkipReason() }, () => {
+    const harness = postgresStoreHarness();
+    after(() => harness.end());
+    it(`postgres: ${TITLE}`, () => compareWith('postgres', harness));
+  });
+
+  describe('redis', { skip: redisSkipReason() }, () => {
+    const harness = redisStoreHarness();
+    after(() => harness.end());
+    it(`redis: ${TITLE}`, () => compareWith('redis', harness));
   });
 });
