@@ -17,6 +17,8 @@ export interface EngineArgs {
   submit: SubmitMode;
   /** Rounds, each running every system once in turn; each system reports its median round. @default 1 */
   repeat: number;
+  /** Times kiln-sqlite's statements over the measured phase (sqlite-statement-timer.ts). @default false */
+  sqlStatements: boolean;
 }
 
 const DEFAULT_RUNS = 2000;
@@ -47,7 +49,7 @@ export function parseEngineStore(argv: readonly string[]): EngineStore {
   throw new Error(`--store must be "postgres" or "redis" (or absent for the default suite), got "${String(raw)}"`);
 }
 
-/** Parses `--runs N --concurrency C [--only a,b] [--submit single|bulk]`; unknown flags are errors, positionals are ignored. */
+/** Parses `--runs N --concurrency C [--only a,b] [--submit single|bulk] [--repeat N] [--sql-statements]`; unknown flags are errors, positionals are ignored. */
 export function parseEngineArgs(argv: readonly string[]): EngineArgs {
   const { values } = parseArgs({
     args: [...argv],
@@ -58,6 +60,7 @@ export function parseEngineArgs(argv: readonly string[]): EngineArgs {
       only: { type: 'string' },
       submit: { type: 'string' },
       repeat: { type: 'string' },
+      'sql-statements': { type: 'boolean' },
     },
   });
   return {
@@ -66,5 +69,6 @@ export function parseEngineArgs(argv: readonly string[]): EngineArgs {
     only: (values.only ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0),
     submit: parseSubmitMode(values.submit),
     repeat: positiveInt('repeat', values.repeat, 1),
+    sqlStatements: values['sql-statements'] ?? false,
   };
 }

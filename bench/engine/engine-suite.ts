@@ -54,7 +54,7 @@ async function runChild(system: EngineSystem, args: EngineArgs): Promise<EngineR
   const script = fileURLToPath(new URL(`./${system}.ts`, import.meta.url));
   const result = await runResultChild({
     script,
-    args: ['--runs', String(args.runs), '--concurrency', String(args.concurrency), '--submit', args.submit],
+    args: ['--runs', String(args.runs), '--concurrency', String(args.concurrency), '--submit', args.submit, ...(args.sqlStatements && system === 'kiln-sqlite' ? ['--sql-statements'] : [])],
     timeoutMs: CHILD_TIMEOUT_MS,
     label: system,
   });
@@ -103,6 +103,15 @@ function formatRatios(report: EngineReport): string {
     if (value !== undefined) lines.push(`${label}: ${value.toFixed(2)}x runs/s (target >= ${target}x: ${value >= target ? 'met' : 'NOT met'})`);
   }
   return lines.join('\n');
+}
+
+/** kiln-sqlite's statement times (`--sql-statements`) of its reported round, or '' without them. */
+function formatStatements(results: EngineReport['results']): string {
+  const sqlite = results.filter(isResult).find((r) => r.system === 'kiln-sqlite');
+  const timed = sqlite?.extra['sqlStatements'] as { usPerTransition: number; top: { sql: string; calls: number; usPerTransition: number }[] } | undefined;
+  if (!timed) return '';
+  const rows = timed.top.map((t) => [t.sql, String(t.calls), t.usPerTransition.toFixed(1)]);
+  return `kiln-sqlite statements, measured phase: ${timed.usPerTransition.toFixed(1)} µs per stage transition in all\n${formatTextTable(['statement', 'calls', 'µs/transition'], rows)}`;
 }
 
 /** The result of the median round by runs/s (the lower middle one of an even count). */
@@ -167,6 +176,8 @@ export async function runEngineSuite(args: EngineArgs): Promise<{ report: Engine
     for (const [system, values] of Object.entries(rounds)) console.log(`${system} rounds: ${values.map((v) => v.toFixed(0)).join(', ')} runs/s`);
     console.log('');
   }
+  const statements = formatStatements(results);
+  if (statements) console.log(`${statements}\n`);
   const ratios = formatRatios(report);
   if (ratios) console.log(`${ratios}\n`);
   console.log('p50/p99: per stage job, handler start -> commit finished (kiln: commit resolved; bullmq: worker "completed" event; plainjob: onCompleted).');

@@ -34,6 +34,8 @@ export interface KilnBenchOptions {
   warmupRuns: number;
   /** `kiln.submit` per run, or `kiln.submitMany` chunks (warm-up uses the same path). */
   submit: SubmitMode;
+  /** Called as the measured phase starts, and as it ends (what it returns joins the result's `extra`). */
+  measuredPhase?: { start(): void; end(): Record<string, unknown> };
 }
 
 /** Timestamps and call times collected while `recording` is on. */
@@ -148,11 +150,13 @@ export async function runKilnBench(options: KilnBenchOptions): Promise<EngineRes
     await submitAll(kiln, options.submit, options.warmupRuns, 0);
     await counter.waitFor(options.warmupRuns);
     probe.recording = true;
+    options.measuredPhase?.start();
     const t0 = performance.now();
     const submitMs = await submitAll(kiln, options.submit, options.runs, options.warmupRuns);
     await counter.waitFor(options.warmupRuns + options.runs);
     const elapsedMs = performance.now() - t0;
     probe.recording = false;
+    const phaseExtra = options.measuredPhase?.end() ?? {};
     if (counter.failures() > 0) throw new Error(`${counter.failures()} stage executions did not succeed`);
     return {
       system: options.system,
@@ -173,6 +177,7 @@ export async function runKilnBench(options: KilnBenchOptions): Promise<EngineRes
         claimCallMs: summarize(probe.claimCallMs),
         emptyClaimCalls: probe.emptyClaims,
         warmupRuns: options.warmupRuns,
+        ...phaseExtra,
       },
     };
   } finally {
