@@ -135,12 +135,12 @@ function ledgerHits(ctx: SqliteContext, jobs: readonly JobRow[]): Map<string, st
 
 /**
  * The run of a claimed job as read (sql/run-columns.ts) from its stored row: a stage job being
- * claimed is its run's newest stage job and newest job, so it gives the stage and the last move;
- * a run with a compensation to claim had its row written when that was enqueued.
+ * claimed is its run's only live stage job, so when it was enqueued at or after the row's last
+ * write (a plain advance since) it gives the current stage; its enqueue is the last change then.
  */
 function asReadWith(run: RunRow, job: JobRow): RunRow {
-  const current_stage = run.current_stage === null || job.kind !== 'stage' ? run.current_stage : job.stage;
-  return { ...run, current_stage, updated_at: Math.max(run.updated_at, job.enqueued_at) };
+  const advanced = run.current_stage !== null && job.kind === 'stage' && job.enqueued_at >= run.updated_at;
+  return { ...run, current_stage: advanced ? job.stage : run.current_stage, updated_at: Math.max(run.updated_at, job.enqueued_at) };
 }
 
 /** Claims from every requested queue in one transaction; results grouped in request order. */

@@ -39,7 +39,7 @@ export const AUDIT_EXPIRED_LEASES = `
   ORDER BY lease_until, id LIMIT @limit`;
 
 /** The runs of one page of a run scan: `limit` runs after the id `after` ('' before every id), by the primary key. */
-const RUN_PAGE = 'SELECT id, pipeline, status, current_stage FROM runs WHERE id > @after ORDER BY id LIMIT @limit';
+const RUN_PAGE = 'SELECT id, pipeline, status, current_stage, updated_at FROM runs WHERE id > @after ORDER BY id LIMIT @limit';
 
 /**
  * In: after, limit. Out: each run of the page (its current stage as read: run-columns.ts) with each

@@ -6,7 +6,7 @@
  */
 import type { JobKind, JobState, RollbackStatus, RunStatus, StageStatus } from '../../../core/model.ts';
 import { preparedPerValue, type SqliteDatabase } from '../connection.ts';
-import { runColumns } from './run-columns.ts';
+import { currentStageOf, runColumns } from './run-columns.ts';
 import { JOB_COLUMNS, type FailedAttemptRow, type JobRow, type RunRow, type StageRow } from '../rows.ts';
 
 // ---------------------------------------------------------------- runs
@@ -71,8 +71,11 @@ export const UPDATE_RUN_STATE = `
  */
 export const SELECT_RUN_STATUS = 'SELECT status FROM runs WHERE id = ?';
 
-/** In: id, now. Out: the run's status. A completion enqueued a compensation; the run stays put. */
-export const TOUCH_RUN = 'UPDATE runs SET updated_at = @now WHERE id = @id RETURNING status';
+/**
+ * In: id, now. Out: the run's status. A completion enqueued a compensation, or an attempt is
+ * retried: the run stays where it is, and its current stage is written as read (run-columns.ts).
+ */
+export const TOUCH_RUN = `UPDATE runs SET updated_at = @now, current_stage = ${currentStageOf('runs')} WHERE id = @id RETURNING status`;
 
 /** In: id, final status (succeeded | failed), now. The last completion ends the run. */
 export const FINISH_RUN = `

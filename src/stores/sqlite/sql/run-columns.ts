@@ -1,15 +1,16 @@
 /**
  * A run as read. A completion that moves a run to its next stage writes no run row (one row write
- * fewer per stage transition): the run's current stage and last change are read from its jobs
- * instead, exactly as the moves that write them would have set them, since every job is enqueued
- * in the transaction that moves its run:
+ * fewer per stage transition): its current stage and last change are read from its jobs instead,
+ * exactly as that write would have set them. Every other move writes the run row, with its current
+ * stage as read at that moment (TOUCH_RUN derives it; the others write a row read through
+ * runColumns; a run's first claim leaves it, a queued run being at its first stage), so the column is right as of the row's last write, and only a later plain advance
+ * can have moved the run on; such an advance enqueues the next stage's job at the instant it moves:
  *  - `current_stage`: NULL once the run has ended (every move that ends a run writes NULL);
- *    otherwise the stage of its newest stage job (the job the chain is at; parked and dead ones
- *    stay until replayed or the run ends), else the column (a run with no stage job left).
- *  - `updated_at`: the later of the column (written by every move that is not a plain advance:
- *    start, retry, park, fail, compensation, operator moves, the end) and the newest enqueue of
- *    any of its jobs (a plain advance enqueues the next stage's job at the instant it moves); the
- *    column alone once the run has ended (its end wrote it last).
+ *    otherwise the stage of its newest stage job enqueued at or after the row's last write (a
+ *    plain advance since), else the column (which a move may have set to a compensation's stage:
+ *    a resumed compensation, say).
+ *  - `updated_at`: the later of the column and the newest enqueue of any of its jobs; the column
+ *    alone once the run has ended (its end wrote it last).
  * Both subqueries walk jobs_run_key (0001), led by run_id: a run has one or two jobs. Neither runs
  * for a run that has ended (current_stage NULL), the most of any listing.
  */
@@ -17,7 +18,8 @@
 /** The current stage of the run of table alias `r`, as read (see above). */
 export function currentStageOf(r: string): string {
   return `CASE WHEN ${r}.current_stage IS NULL THEN NULL ELSE COALESCE(
-      (SELECT cj.stage FROM jobs AS cj WHERE cj.run_id = ${r}.id AND cj.kind = 'stage' ORDER BY cj.enqueued_at DESC, cj.id DESC LIMIT 1),
+      (SELECT cj.stage FROM jobs AS cj WHERE cj.run_id = ${r}.id AND cj.kind = 'stage' AND cj.enqueued_at >= ${r}.updated_at
+        ORDER BY cj.enqueued_at DESC, cj.id DESC LIMIT 1),
       ${r}.current_stage) END`;
 }
 
