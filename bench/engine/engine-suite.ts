@@ -12,6 +12,7 @@ import { hasRedisServer } from '../../test/support/redis-server.ts';
 import { runResultChild } from './result-child.ts';
 import { lowerMedianBy } from './median.ts';
 import { formatTextTable } from './text-table.ts';
+import type { StatementReport } from './sqlite-statement-timer.ts';
 
 /** Every system the suite knows, in run order. */
 export const ENGINE_SYSTEMS = ['kiln-memory', 'kiln-sqlite', 'bullmq', 'plainjob'] as const;
@@ -108,7 +109,7 @@ function formatRatios(report: EngineReport): string {
 /** kiln-sqlite's statement times (`--sql-statements`) of its reported round, or '' without them. */
 function formatStatements(results: EngineReport['results']): string {
   const sqlite = results.filter(isResult).find((r) => r.system === 'kiln-sqlite');
-  const timed = sqlite?.extra['sqlStatements'] as { usPerTransition: number; top: { sql: string; calls: number; usPerTransition: number }[] } | undefined;
+  const timed = sqlite?.extra['sqlStatements'] as StatementReport | undefined;
   if (!timed) return '';
   const rows = timed.top.map((t) => [t.sql, String(t.calls), t.usPerTransition.toFixed(1)]);
   return `kiln-sqlite statements, measured phase: ${timed.usPerTransition.toFixed(1)} µs per stage transition in all\n${formatTextTable(['statement', 'calls', 'µs/transition'], rows)}`;

@@ -34,8 +34,14 @@ export interface KilnBenchOptions {
   warmupRuns: number;
   /** `kiln.submit` per run, or `kiln.submitMany` chunks (warm-up uses the same path). */
   submit: SubmitMode;
-  /** Called as the measured phase starts, and as it ends (what it returns joins the result's `extra`). */
-  measuredPhase?: { start(): void; end(): Record<string, unknown> };
+  /** Called as the measured phase starts and as it ends. */
+  measuredPhase?: MeasuredPhase;
+}
+
+/** Work around the measured phase (e.g. timing its statements); what `end` returns joins the result's `extra`. */
+export interface MeasuredPhase {
+  start(): void;
+  end(): Record<string, unknown>;
 }
 
 /** Timestamps and call times collected while `recording` is on. */
@@ -187,7 +193,8 @@ export async function runKilnBench(options: KilnBenchOptions): Promise<EngineRes
 }
 
 /**
- * Warm-up size used by every system of every suite: half the runs, at least 200, at most 1,000,
+ * Warm-up size used by every system of the engine, PostgreSQL, Redis and scale suites: half the
+ * runs, at least 200, at most 1,000,
  * so each is measured in its steady state. 100 runs (500 stage jobs) left kiln's JavaScript still
  * being optimised by V8 when the timed phase began: 2,000 bulk runs on the memory store measured
  * 6,435 / 7,279 / 6,618 runs/s after 100 warm-up runs and 7,083 / 11,045 / 11,368 after 1,000

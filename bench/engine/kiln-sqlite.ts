@@ -10,27 +10,15 @@ import { createFsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts'
 import { createSqliteStore } from '../../src/stores/sqlite/index.ts';
 import { parseEngineArgs } from './engine-args.ts';
 import { emitResult } from './engine-result.ts';
-import { runKilnBench, STAGE_COUNT, warmupRunsFor } from './kiln-bench.ts';
-import { startStatementTimer, type StatementTimer } from './sqlite-statement-timer.ts';
+import { runKilnBench, STAGE_COUNT, warmupRunsFor, type MeasuredPhase } from './kiln-bench.ts';
+import { startStatementTimer, statementReport, type StatementTimer } from './sqlite-statement-timer.ts';
 
-/** Statements shown: the costliest, which hold nearly all of the time. */
-const TOP_STATEMENTS = 20;
-
-/** The measured phase's statement times (`--sql-statements`), as µs per stage transition. */
-function statementPhase(transitions: number): { start(): void; end(): Record<string, unknown> } {
+/** Times the measured phase's statements (`--sql-statements`), reported per stage transition. */
+function statementPhase(transitions: number): MeasuredPhase {
   let timer: StatementTimer | undefined;
   return {
     start: () => (timer = startStatementTimer()),
-    end: () => {
-      const times = timer?.stop() ?? [];
-      const perTransition = (ms: number): number => Math.round((ms * 1000 * 10) / transitions) / 10;
-      return {
-        sqlStatements: {
-          usPerTransition: perTransition(times.reduce((sum, t) => sum + t.totalMs, 0)),
-          top: times.slice(0, TOP_STATEMENTS).map((t) => ({ sql: t.sql, calls: t.calls, usPerTransition: perTransition(t.totalMs) })),
-        },
-      };
-    },
+    end: () => ({ sqlStatements: statementReport(timer?.stop() ?? [], transitions) }),
   };
 }
 

@@ -17,10 +17,28 @@ export interface StatementTime {
   totalMs: number;
 }
 
-/** A running timer: `reset` starts the phase, `stop` ends it, restores the driver and returns the times, longest first. */
+/** A running timer: `stop` restores the driver and returns the times since the start, longest first. */
 export interface StatementTimer {
-  reset(): void;
   stop(): StatementTime[];
+}
+
+/** What a result carries of the timed statements (`extra.sqlStatements`), per stage transition. */
+export interface StatementReport {
+  usPerTransition: number;
+  /** The costliest statements, which hold nearly all of the time. */
+  top: { sql: string; calls: number; usPerTransition: number }[];
+}
+
+/** Statements a report lists. */
+const TOP_STATEMENTS = 20;
+
+/** `times` over `transitions` stage transitions, as µs per transition. */
+export function statementReport(times: readonly StatementTime[], transitions: number): StatementReport {
+  const perTransition = (ms: number): number => Math.round((ms * 1000 * 10) / transitions) / 10;
+  return {
+    usPerTransition: perTransition(times.reduce((sum, t) => sum + t.totalMs, 0)),
+    top: times.slice(0, TOP_STATEMENTS).map((t) => ({ sql: t.sql, calls: t.calls, usPerTransition: perTransition(t.totalMs) })),
+  };
 }
 
 const METHODS = ['run', 'get', 'all'] as const;
@@ -58,12 +76,9 @@ export function startStatementTimer(): StatementTimer {
     };
   }
   return {
-    reset: () => {
-      for (const time of times.values()) Object.assign(time, { calls: 0, totalMs: 0 });
-    },
     stop: () => {
       for (const [name, original] of originals) if (original !== undefined) proto[name] = original;
-      return [...times.values()].filter((t) => t.calls > 0).sort((a, b) => b.totalMs - a.totalMs);
+      return [...times.values()].sort((a, b) => b.totalMs - a.totalMs);
     },
   };
 }
