@@ -56,7 +56,7 @@ import { runQrSuite } from './qr/qr-suite.ts';
 import { parseScaleArgs } from './scale/scale-args.ts';
 
 const USAGE = [
-  'usage: npm run bench -- engine [--runs 2000] [--concurrency 10] [--only kiln-memory,kiln-sqlite,bullmq,plainjob] [--submit single|bulk] [--repeat N] [--sql-statements]',
+  'usage: npm run bench -- engine [--runs 2000] [--concurrency 10] [--only kiln-memory,kiln-sqlite,bullmq,plainjob] [--submit single|bulk] [--repeat N] [--sql-statements] [--serve-observability]',
   '       npm run bench -- engine --store postgres [--jobs 5000] [--chains 1000] [--concurrency 10]',
   '                               [--only kiln,kiln-prefetch,graphile-default,graphile-batched,graphile-batched-state,pg-boss] [--scenario noop,chains]',
   '                               [--cpu-prof] [--submit single|bulk]',

@@ -19,6 +19,8 @@ export interface EngineArgs {
   repeat: number;
   /** Times kiln-sqlite's statements over the measured phase (sqlite-statement-timer.ts). @default false */
   sqlStatements: boolean;
+  /** kiln runs with what `kiln serve` adds to every job: pino at info and the Prometheus metrics. @default false */
+  serveObservability: boolean;
 }
 
 const DEFAULT_RUNS = 2000;
@@ -49,7 +51,7 @@ export function parseEngineStore(argv: readonly string[]): EngineStore {
   throw new Error(`--store must be "postgres" or "redis" (or absent for the default suite), got "${String(raw)}"`);
 }
 
-/** Parses `--runs N --concurrency C [--only a,b] [--submit single|bulk] [--repeat N] [--sql-statements]`; unknown flags are errors, positionals are ignored. */
+/** Parses `--runs N --concurrency C [--only a,b] [--submit single|bulk] [--repeat N] [--sql-statements] [--serve-observability]`; unknown flags are errors, positionals are ignored. */
 export function parseEngineArgs(argv: readonly string[]): EngineArgs {
   const { values } = parseArgs({
     args: [...argv],
@@ -61,6 +63,7 @@ export function parseEngineArgs(argv: readonly string[]): EngineArgs {
       submit: { type: 'string' },
       repeat: { type: 'string' },
       'sql-statements': { type: 'boolean' },
+      'serve-observability': { type: 'boolean' },
     },
   });
   return {
@@ -70,5 +73,6 @@ export function parseEngineArgs(argv: readonly string[]): EngineArgs {
     submit: parseSubmitMode(values.submit),
     repeat: positiveInt('repeat', values.repeat, 1),
     sqlStatements: values['sql-statements'] ?? false,
+    serveObservability: values['serve-observability'] ?? false,
   };
 }

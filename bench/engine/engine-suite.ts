@@ -55,7 +55,11 @@ async function runChild(system: EngineSystem, args: EngineArgs): Promise<EngineR
   const script = fileURLToPath(new URL(`./${system}.ts`, import.meta.url));
   const result = await runResultChild({
     script,
-    args: ['--runs', String(args.runs), '--concurrency', String(args.concurrency), '--submit', args.submit, ...(args.sqlStatements && system === 'kiln-sqlite' ? ['--sql-statements'] : [])],
+    args: [
+      ...['--runs', String(args.runs), '--concurrency', String(args.concurrency), '--submit', args.submit],
+      ...(args.sqlStatements && system === 'kiln-sqlite' ? ['--sql-statements'] : []),
+      ...(args.serveObservability && system.startsWith('kiln-') ? ['--serve-observability'] : []),
+    ],
     timeoutMs: CHILD_TIMEOUT_MS,
     label: system,
   });
@@ -130,6 +134,7 @@ export async function runEngineSuite(args: EngineArgs): Promise<{ report: Engine
   const startedAt = new Date().toISOString();
   console.log(`engine: ${args.runs} runs x 5 no-op stages, concurrency ${args.concurrency} per stage, systems: ${systems.join(', ')}`);
   console.log(`submit: ${args.submit}${args.repeat > 1 ? `, ${args.repeat} rounds (table and ratios: each system's median round)` : ''}`);
+  if (args.serveObservability) console.log('kiln: with pino at info and the Prometheus metrics, as kiln serve runs it');
   const done = new Map<EngineSystem, EngineResult[]>(systems.map((s) => [s, []]));
   const skipped = new Map<EngineSystem, string>();
   if (systems.includes('bullmq') && !hasRedisServer()) {

@@ -4,6 +4,8 @@
  * has seen every run succeed.
  */
 import { performance } from 'node:perf_hooks';
+import { Writable } from 'node:stream';
+import type { Logger } from '../../src/core/logger.ts';
 import { noopObserver, type EngineObserver } from '../../src/core/observer.ts';
 import { definePipeline } from '../../src/core/pipeline/define-pipeline.ts';
 import type { ArtifactStore } from '../../src/core/ports/artifact-store.ts';
@@ -11,6 +13,8 @@ import type { JobsPort } from '../../src/core/ports/jobs.ts';
 import type { Store } from '../../src/core/ports/store.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import type { Kiln } from '../../src/engine/kiln-types.ts';
+import { createLogger } from '../../src/observe/logger.ts';
+import { createMetrics } from '../../src/observe/metrics.ts';
 import { summarize, type EngineResult } from './engine-result.ts';
 import { startRssSampler } from './rss-sampler.ts';
 import { submitHeads, type SubmitMode } from './submit-heads.ts';
@@ -36,6 +40,8 @@ export interface KilnBenchOptions {
   submit: SubmitMode;
   /** Called as the measured phase starts and as it ends. */
   measuredPhase?: MeasuredPhase;
+  /** Runs kiln with what `kiln serve` adds to every job: pino at info (lines dropped) and the Prometheus metrics. */
+  serveObservability?: boolean;
 }
 
 /** Work around the measured phase (e.g. timing its statements); what `end` returns joins the result's `extra`. */
@@ -121,6 +127,28 @@ function createCounter(probe: Probe): { observer: EngineObserver; waitFor(total:
   return { observer, waitFor, failures: () => failed };
 }
 
+/** Calls `first`, then `second`, for every event. */
+function bothObservers(first: EngineObserver, second: EngineObserver): EngineObserver {
+  const events = Object.keys(noopObserver) as (keyof EngineObserver)[];
+  return Object.fromEntries(
+    events.map((event) => [
+      event,
+      (...args: unknown[]) => {
+        (first[event] as (...a: unknown[]) => void)(...args);
+        (second[event] as (...a: unknown[]) => void)(...args);
+      },
+    ]),
+  ) as unknown as EngineObserver;
+}
+
+/** The logger and metrics observer `kiln serve` gives the engine, its lines written nowhere. */
+function serveObservability(pipeline: ReturnType<typeof benchPipeline>, counter: EngineObserver): { logger: Logger; observer: EngineObserver } {
+  const logger = createLogger({ level: 'info', format: 'json', destination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
+  const metrics = createMetrics();
+  metrics.declarePipelines([pipeline]);
+  return { logger, observer: bothObservers(metrics.observer, counter) };
+}
+
 /** The bench's 5-stage no-op pipeline (`bench-noop`); `onHandler` sees each stage job start. */
 export function benchPipeline(concurrency: number, onHandler: (jobId: string) => void = () => {}) {
   const stages = Array.from({ length: STAGE_COUNT }, (_, i) => ({
@@ -149,7 +177,9 @@ export async function runKilnBench(options: KilnBenchOptions): Promise<EngineRes
   const probe: Probe = { recording: false, handlerStartMs: new Map(), stageLatencyMs: [], commitCallMs: [], claimCallMs: [], emptyClaims: 0, handlerMs: [] };
   const counter = createCounter(probe);
   const store = instrument(options.store, probe);
-  const kiln = createKiln({ store, artifacts: options.artifacts, pipelines: [benchPipeline(options.concurrency, (jobId) => probe.handlerStartMs.set(jobId, performance.now()))], observer: counter.observer });
+  const pipeline = benchPipeline(options.concurrency, (jobId) => probe.handlerStartMs.set(jobId, performance.now()));
+  const observability = options.serveObservability ? serveObservability(pipeline, counter.observer) : { observer: counter.observer };
+  const kiln = createKiln({ store, artifacts: options.artifacts, pipelines: [pipeline], ...observability });
   const worker = kiln.createWorker({ pollMs: 5 });
   worker.start();
   try {
@@ -157,10 +187,12 @@ export async function runKilnBench(options: KilnBenchOptions): Promise<EngineRes
     await counter.waitFor(options.warmupRuns);
     probe.recording = true;
     options.measuredPhase?.start();
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     const submitMs = await submitAll(kiln, options.submit, options.runs, options.warmupRuns);
     await counter.waitFor(options.warmupRuns + options.runs);
     const elapsedMs = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
     probe.recording = false;
     const phaseExtra = options.measuredPhase?.end() ?? {};
     if (counter.failures() > 0) throw new Error(`${counter.failures()} stage executions did not succeed`);
@@ -183,6 +215,9 @@ export async function runKilnBench(options: KilnBenchOptions): Promise<EngineRes
         claimCallMs: summarize(probe.claimCallMs),
         emptyClaimCalls: probe.emptyClaims,
         warmupRuns: options.warmupRuns,
+        // CPU of this process (user + system) per stage transition: moves far less than runs/s on a shared machine.
+        cpuUsPerTransition: Math.round(((cpu.user + cpu.system) / (options.runs * STAGE_COUNT)) * 10) / 10,
+        serveObservability: options.serveObservability ?? false,
         ...phaseExtra,
       },
     };

@@ -25,6 +25,7 @@ try {
     concurrency: args.concurrency,
     warmupRuns: warmupRunsFor(args.runs),
     submit: args.submit,
+    serveObservability: args.serveObservability,
   });
   emitResult(result);
 } finally {

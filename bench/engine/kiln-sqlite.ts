@@ -35,6 +35,7 @@ try {
     concurrency: args.concurrency,
     warmupRuns: warmupRunsFor(args.runs),
     submit: args.submit,
+    serveObservability: args.serveObservability,
     ...(args.sqlStatements ? { measuredPhase: statementPhase(args.runs * STAGE_COUNT) } : {}),
   });
   emitResult(result);

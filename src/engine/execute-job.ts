@@ -8,7 +8,7 @@
 import { context } from '@opentelemetry/api';
 import { WAKE_REASON } from '../core/clock.ts';
 import { LeaseLostError } from '../core/errors.ts';
-import type { Logger } from '../core/logger.ts';
+import { LazyChildLogger, type Logger } from '../core/logger.ts';
 import type { Job, JsonValue } from '../core/model.ts';
 import type { StageOutcome } from '../core/observer.ts';
 import type { StageContext } from '../core/pipeline/define-pipeline.ts';
@@ -110,7 +110,8 @@ async function execute(deps: ExecutorDeps, claimed: ClaimedJob, held: HeldJob, t
   const { job } = claimed;
   const stage = deps.plan.byQueue(job.queue);
   const { lease } = held;
-  const logger = deps.logger.child({
+  // Made only if a line is logged at an enabled level (the happy path logs at debug).
+  const logger: Logger = new LazyChildLogger(deps.logger, {
     pipeline: job.pipeline,
     run_id: job.runId,
     stage: job.stage,

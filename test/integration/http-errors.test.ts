@@ -146,6 +146,7 @@ function recordingLogger(errors: Record<string, unknown>[]): Logger {
       if (typeof obj === 'object') errors.push(obj);
     },
     child: () => logger,
+    isLevelEnabled: () => true,
   };
   return logger;
 }

@@ -10,6 +10,7 @@ import { StageFailure } from '../../src/core/errors.ts';
 import { definePipeline } from '../../src/core/pipeline/define-pipeline.ts';
 import type { ArtifactStore } from '../../src/core/ports/artifact-store.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
+import type { Logger } from '../../src/core/logger.ts';
 import { createLogger } from '../../src/observe/logger.ts';
 import { createMemoryStore } from '../../src/stores/memory/index.ts';
 
@@ -65,5 +66,69 @@ test('every log line about a job, the engine\'s and the handler\'s, names its pi
     assert.equal(line['run_id'], run.id);
     assert.equal(line['stage'], 'first');
     assert.equal(line['trace_id'], traceId);
+  }
+});
+
+test('a job that logs nothing at the enabled levels builds no child logger; one that does gets its bindings', async () => {
+  const stream = new PassThrough();
+  let text = '';
+  stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  const pino = createLogger({ level: 'info', destination: stream, format: 'json' });
+  // Counts the children made with a job's bindings (the worker's own child has none of them).
+  let jobChildren = 0;
+  const counting = (parent: Logger): Logger => ({
+    debug: parent.debug.bind(parent),
+    info: parent.info.bind(parent),
+    warn: parent.warn.bind(parent),
+    error: parent.error.bind(parent),
+    isLevelEnabled: (level) => parent.isLevelEnabled(level),
+    child: (bindings) => {
+      if ('job_id' in bindings) jobChildren += 1;
+      return counting(parent.child(bindings));
+    },
+  });
+  const pipeline = definePipeline({
+    name: 'logs.lazy',
+    version: 1,
+    stages: [
+      {
+        name: 'quiet',
+        handler: (ctx) => {
+          ctx.logger.debug({ note: 'not written at info' }, 'quiet');
+          return null;
+        },
+      },
+      {
+        name: 'loud',
+        handler: (ctx) => {
+          ctx.logger.info({ note: 'handler' }, 'loud stage ran');
+          return null;
+        },
+      },
+    ],
+  });
+  const store = createMemoryStore();
+  await store.migrate();
+  const kiln = createKiln({ store, artifacts: noArtifacts, pipelines: [pipeline], logger: counting(pino) });
+  const worker = kiln.createWorker({ pollMs: 2 });
+  worker.start();
+  const runs = await Promise.all([1, 2, 3].map(async (n) => (await kiln.submit('logs.lazy', { n })).run));
+  for (const run of runs) assert.equal((await kiln.waitForRun(run.id, { timeoutMs: 5_000 })).run.status, 'succeeded');
+  await worker.stop(1_000);
+  await store.close();
+
+  // Six jobs ran; only the three 'loud' ones logged at info.
+  assert.equal(jobChildren, 3);
+  const lines = text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.deepEqual(lines.filter((l) => l['msg'] === 'quiet' || l['msg'] === 'stage succeeded'), []);
+  const loud = lines.filter((l) => l['msg'] === 'loud stage ran');
+  assert.deepEqual(loud.map((l) => l['run_id']).sort(), runs.map((r) => r.id).sort());
+  for (const line of loud) {
+    assert.equal(line['stage'], 'loud');
+    assert.equal(line['note'], 'handler');
+    assert.equal(line['level'], 30);
   }
 });
