@@ -5,7 +5,7 @@
  * encoding of JSON columns is this store's own and lives here. Nothing else in the store
  * reads column names off a row (writes name them in their statement parameters).
  */
-import type { JobKind, JobState, JsonValue, StageErrorRecord } from '../../core/model.ts';
+import type { JobKind, JobState, JsonValue, RunStatus, StageErrorRecord } from '../../core/model.ts';
 import { createRowMapping } from '../shared/row-mapping.ts';
 import type { CacheEntryRowOf, FailedAttemptRowOf, JobRowOf, LedgerRowOf, RequestRecordRowOf, RunRowOf, StageRowOf } from '../shared/row-mapping.ts';
 
@@ -64,6 +64,37 @@ export function jobRowFromValues(v: readonly unknown[]): JobRow {
     last_error: v[22] as string | null,
     lock_wait_since: v[23] as number | null,
     started_at: v[24] as number | null,
+  };
+}
+
+/** The columns of a run read raw by the claim, in {@link runRowFromValues}' order. */
+export const RUN_COLUMNS =
+  'id, pipeline, pipeline_version, status, current_stage, input, input_checksum, idempotency_key, subject_id, ' +
+  'subject_version, tenant, trace_id, trace_parent, error, created_at, updated_at, finished_at';
+
+/**
+ * A raw row of {@link RUN_COLUMNS} -> {@link RunRow}: the claim reads a run per claimed job,
+ * and the driver's own row objects cost about 40% more than these arrays (13 runs a call).
+ */
+export function runRowFromValues(v: readonly unknown[]): RunRow {
+  return {
+    id: v[0] as string,
+    pipeline: v[1] as string,
+    pipeline_version: v[2] as number,
+    status: v[3] as RunStatus,
+    current_stage: v[4] as string | null,
+    input: v[5] as string,
+    input_checksum: v[6] as string,
+    idempotency_key: v[7] as string | null,
+    subject_id: v[8] as string | null,
+    subject_version: v[9] as number | null,
+    tenant: v[10] as string | null,
+    trace_id: v[11] as string | null,
+    trace_parent: v[12] as string | null,
+    error: v[13] as string | null,
+    created_at: v[14] as number,
+    updated_at: v[15] as number,
+    finished_at: v[16] as number | null,
   };
 }
 

@@ -9,7 +9,7 @@
 import type { JsonValue, Run } from '../../../core/model.ts';
 import type { ClaimedJob, ClaimRequest } from '../../../core/ports/jobs.ts';
 import type { SqliteContext } from '../context.ts';
-import { fromJson, jobFromRow, jobRowFromValues, runFromRow, type JobRow, type RunRow } from '../rows.ts';
+import { fromJson, jobFromRow, jobRowFromValues, runFromRow, runRowFromValues, type JobRow, type RunRow } from '../rows.ts';
 import { inClaimOrder, type ClaimOrderKey } from '../../shared/claim-order.ts';
 import { MAX_PICK_LIMIT } from '../sql/jobs.ts';
 
@@ -119,10 +119,10 @@ function markRunStarted(ctx: SqliteContext, job: JobRow, runs: Map<string, RunRo
 /** Outputs of the succeeded stages of every run in the batch, by run id then stage. */
 function outputsByRun(ctx: SqliteContext, runIdsJson: string): Map<string, Record<string, JsonValue>> {
   const byRun = new Map<string, Record<string, JsonValue>>();
-  for (const row of ctx.sql().selectSucceededOutputs.all(runIdsJson)) {
-    let outputs = byRun.get(row.run_id);
-    if (!outputs) byRun.set(row.run_id, (outputs = {}));
-    outputs[row.stage] = fromJson(row.output);
+  for (const [runId, stage, output] of ctx.sql().selectSucceededOutputs.all(runIdsJson)) {
+    let outputs = byRun.get(runId);
+    if (!outputs) byRun.set(runId, (outputs = {}));
+    outputs[stage] = fromJson(output);
   }
   return byRun;
 }
@@ -149,7 +149,10 @@ export function claimJobs(ctx: SqliteContext, requests: readonly ClaimRequest[])
   const picks = pickAll(ctx, requests, now);
   if (picks.length === 0) return [];
   const runIdsJson = JSON.stringify([...new Set(picks.map((p) => p.row.run_id))]);
-  const runRows = new Map(ctx.sql().selectRunsByIds.all(runIdsJson).map((row) => [row.id, row]));
+  const runRows = new Map(ctx.sql().selectRunsByIds.all(runIdsJson).map((values) => {
+    const row = runRowFromValues(values);
+    return [row.id, row];
+  }));
   for (const { row: job } of picks) {
     const run = runRows.get(job.run_id);
     if (run) runRows.set(job.run_id, asReadWith(run, job));

@@ -7,7 +7,7 @@
 import type { JobKind, JobState, RollbackStatus, RunStatus, StageStatus } from '../../../core/model.ts';
 import { preparedPerValue, type SqliteDatabase } from '../connection.ts';
 import { currentStageOf, runColumns } from './run-columns.ts';
-import { JOB_COLUMNS, type FailedAttemptRow, type JobRow, type RunRow, type StageRow } from '../rows.ts';
+import { JOB_COLUMNS, RUN_COLUMNS, type FailedAttemptRow, type JobRow, type RunRow } from '../rows.ts';
 
 // ---------------------------------------------------------------- runs
 
@@ -29,10 +29,11 @@ export const COUNT_QUEUE_BACKLOG = `
   SELECT count(*) AS n FROM (SELECT 1 FROM jobs WHERE queue = ? AND state = 'ready' LIMIT ?)`;
 
 /**
- * In: a JSON array of run ids. Out: those runs' rows as stored (any order): the claim reads each
- * run's current stage and last change from the job it claimed (claim.ts, asReadWith).
+ * In: a JSON array of run ids. Out: those runs' rows as stored, raw (RUN_COLUMNS; any order):
+ * the claim reads each run's current stage and last change from the job it claimed (claim.ts,
+ * asReadWith).
  */
-export const SELECT_RUNS_BY_IDS = 'SELECT * FROM runs WHERE id IN (SELECT value FROM json_each(?))';
+export const SELECT_RUNS_BY_IDS = `SELECT ${RUN_COLUMNS} FROM runs WHERE id IN (SELECT value FROM json_each(?))`;
 
 /**
  * In: pipeline, subject, version. Out: the run of the highest version above `version`, if any
@@ -443,7 +444,8 @@ export type DeletedJobRow = Pick<JobRow, 'run_id' | 'pipeline' | 'stage' | 'kind
   fence: number;
 };
 
-type StageOutputRow = Pick<StageRow, 'run_id' | 'stage'> & { output: string };
+/** A raw row of SELECT_SUCCEEDED_OUTPUTS: run id, stage, output JSON. */
+type StageOutputValues = [runId: string, stage: string, output: string];
 type ReapedRow = Pick<JobRow, 'run_id' | 'stage' | 'kind' | 'queue' | 'started_at'>;
 type RunStatusRow = Pick<RunRow, 'status'>;
 
@@ -452,7 +454,7 @@ function prepareRunStatements(db: SqliteDatabase) {
   return {
     selectRun: db.prepare<[string], RunRow>(SELECT_RUN),
     selectRunByIdempotencyKey: db.prepare<[string, string], RunRow>(SELECT_RUN_BY_IDEMPOTENCY_KEY),
-    selectRunsByIds: db.prepare<[string], RunRow>(SELECT_RUNS_BY_IDS),
+    selectRunsByIds: db.prepare<[string], unknown[]>(SELECT_RUNS_BY_IDS).raw(true),
     countTenantInFlight: db.prepare<[string | null, number], { n: number }>(COUNT_TENANT_IN_FLIGHT),
     countQueueBacklog: db.prepare<[string, number], { n: number }>(COUNT_QUEUE_BACKLOG),
     selectNewerSubjectRun: db.prepare<[string, string, number], RunRow>(SELECT_NEWER_SUBJECT_RUN),
@@ -465,7 +467,7 @@ function prepareRunStatements(db: SqliteDatabase) {
     markRunRunning: db.prepare<[number, string]>(MARK_RUN_RUNNING),
 
     insertStages: preparedPerValue((count: number) => db.prepare<(string | number)[]>(insertStagesSql(count))),
-    selectSucceededOutputs: db.prepare<[string], StageOutputRow>(SELECT_SUCCEEDED_OUTPUTS),
+    selectSucceededOutputs: db.prepare<[string], StageOutputValues>(SELECT_SUCCEEDED_OUTPUTS).raw(true),
     setStageProgress: db.prepare<{ run_id: string; stage: string; progress: string }>(SET_STAGE_PROGRESS),
     succeedStage: db.prepare<SucceedStageParams>(SUCCEED_STAGE),
     failStage: db.prepare<FailStageParams>(FAIL_STAGE),
