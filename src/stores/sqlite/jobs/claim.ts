@@ -149,10 +149,11 @@ export function claimJobs(ctx: SqliteContext, requests: readonly ClaimRequest[])
   const picks = pickAll(ctx, requests, now);
   if (picks.length === 0) return [];
   const runIdsJson = JSON.stringify([...new Set(picks.map((p) => p.row.run_id))]);
-  const runRows = new Map(ctx.sql().selectRunsByIds.all(runIdsJson).map((values) => {
+  const runRows = new Map<string, RunRow>();
+  for (const values of ctx.sql().selectRunsByIds.all(runIdsJson)) {
     const row = runRowFromValues(values);
-    return [row.id, row];
-  }));
+    runRows.set(row.id, row);
+  }
   for (const { row: job } of picks) {
     const run = runRows.get(job.run_id);
     if (run) runRows.set(job.run_id, asReadWith(run, job));
