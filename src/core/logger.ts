@@ -14,8 +14,11 @@ export interface Logger {
   warn: LogFn;
   error: LogFn;
   child(bindings: Record<string, unknown>): Logger;
-  /** Whether lines at `level` are written (pino's own method). */
-  isLevelEnabled(level: LogLevel): boolean;
+  /**
+   * Whether lines at `level` are written (pino's own method). Optional, so a logger written
+   * against the port before it existed still fits: without it every level counts as enabled.
+   */
+  isLevelEnabled?(level: LogLevel): boolean;
 }
 
 /** A logger that drops everything (tests, library use without logging). */
@@ -47,11 +50,12 @@ export class LazyChildLogger implements Logger {
   }
 
   isLevelEnabled(level: LogLevel): boolean {
-    return this.parent.isLevelEnabled(level);
+    return this.parent.isLevelEnabled?.(level) ?? true;
   }
 
+  /** Lazy too: one child of the same parent with both sets of bindings (the later wins a key, as in pino). */
   child(bindings: Record<string, unknown>): Logger {
-    return new LazyChildLogger(this, bindings);
+    return new LazyChildLogger(this.parent, { ...this.bindings, ...bindings });
   }
 
   debug(objOrMsg: Record<string, unknown> | string, msg?: string): void {
@@ -71,7 +75,7 @@ export class LazyChildLogger implements Logger {
   }
 
   private write(level: LogLevel, objOrMsg: Record<string, unknown> | string, msg: string | undefined): void {
-    if (!this.parent.isLevelEnabled(level)) return;
+    if (!this.isLevelEnabled(level)) return;
     if (typeof objOrMsg === 'string') this.logger()[level](objOrMsg);
     else this.logger()[level](objOrMsg, msg);
   }

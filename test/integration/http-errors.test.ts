@@ -146,7 +146,6 @@ function recordingLogger(errors: Record<string, unknown>[]): Logger {
       if (typeof obj === 'object') errors.push(obj);
     },
     child: () => logger,
-    isLevelEnabled: () => true,
   };
   return logger;
 }

@@ -10,7 +10,7 @@ import { StageFailure } from '../../src/core/errors.ts';
 import { definePipeline } from '../../src/core/pipeline/define-pipeline.ts';
 import type { ArtifactStore } from '../../src/core/ports/artifact-store.ts';
 import { createKiln } from '../../src/engine/create-kiln.ts';
-import type { Logger } from '../../src/core/logger.ts';
+import { LazyChildLogger, type Logger } from '../../src/core/logger.ts';
 import { createLogger } from '../../src/observe/logger.ts';
 import { createMemoryStore } from '../../src/stores/memory/index.ts';
 
@@ -81,7 +81,7 @@ test('a job that logs nothing at the enabled levels builds no child logger; one 
     info: parent.info.bind(parent),
     warn: parent.warn.bind(parent),
     error: parent.error.bind(parent),
-    isLevelEnabled: (level) => parent.isLevelEnabled(level),
+    isLevelEnabled: (level) => parent.isLevelEnabled?.(level) ?? true,
     child: (bindings) => {
       if ('job_id' in bindings) jobChildren += 1;
       return counting(parent.child(bindings));
@@ -119,6 +119,8 @@ test('a job that logs nothing at the enabled levels builds no child logger; one 
 
   // Six jobs ran; only the three 'loud' ones logged at info.
   assert.equal(jobChildren, 3);
+  // A child of a job's logger (a locked stage's) writes through pino with both sets of bindings.
+  new LazyChildLogger(pino, { job_id: 'job_x' }).child({ lock: 'k' }).warn({ fence: 7 }, 'lock lost');
   const lines = text
     .split('\n')
     .filter(Boolean)
@@ -126,9 +128,29 @@ test('a job that logs nothing at the enabled levels builds no child logger; one 
   assert.deepEqual(lines.filter((l) => l['msg'] === 'quiet' || l['msg'] === 'stage succeeded'), []);
   const loud = lines.filter((l) => l['msg'] === 'loud stage ran');
   assert.deepEqual(loud.map((l) => l['run_id']).sort(), runs.map((r) => r.id).sort());
+  assert.deepEqual(
+    lines.filter((l) => l['msg'] === 'lock lost').map((l) => [l['job_id'], l['lock'], l['fence'], l['level']]),
+    [['job_x', 'k', 7, 40]],
+  );
   for (const line of loud) {
     assert.equal(line['stage'], 'loud');
     assert.equal(line['note'], 'handler');
     assert.equal(line['level'], 30);
   }
+});
+
+test('a logger without isLevelEnabled (written against the older port) still gets every job line with its bindings', () => {
+  const lines: Record<string, unknown>[] = [];
+  const recording = (bindings: Record<string, unknown>): Logger => {
+    const at = (level: string) => (objOrMsg: Record<string, unknown> | string, msg?: string) =>
+      void lines.push(typeof objOrMsg === 'string' ? { ...bindings, level, msg: objOrMsg } : { ...bindings, ...objOrMsg, level, msg });
+    return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: (more) => recording({ ...bindings, ...more }) };
+  };
+  const job = new LazyChildLogger(recording({ worker_id: 'w1' }), { job_id: 'job_1' });
+  job.debug({ durationMs: 3 }, 'stage succeeded');
+  job.child({ lock: 'k' }).warn('lock lost');
+  assert.deepEqual(lines, [
+    { worker_id: 'w1', job_id: 'job_1', durationMs: 3, level: 'debug', msg: 'stage succeeded' },
+    { worker_id: 'w1', job_id: 'job_1', lock: 'k', level: 'warn', msg: 'lock lost' },
+  ]);
 });
