@@ -33,7 +33,7 @@ async function measure(redis: RedisServer, { runs, concurrency, submit }: Engine
   if (!first) throw new Error('no first queue');
   try {
     await Promise.all(workers.map((w) => w.waitUntilReady()));
-    const timing = await timeChains(probe, runs, submit, (mode, count, offset) => submitAll(first, mode, count, offset));
+    const timing = await timeChains(probe, runs, submit, (mode, count, offset) => submitAll(first, mode, count, offset), pid);
     if (probe.failed > 0) throw new Error(`${probe.failed} BullMQ jobs failed`);
     return {
       ...chainResult('bullmq', { runs, concurrency }, timing, probe),
@@ -42,6 +42,7 @@ async function measure(redis: RedisServer, { runs, concurrency, submit }: Engine
         latencyBasis: "processor start -> worker 'completed' event (same job; includes adding the next job)",
         redisPeakRssMb: redisRss.stop(),
         redisPersistence: 'off (--save "" --appendonly no)',
+        cpuBasis: 'this process + redis-server',
         jobRetention: 'BullMQ default (completed jobs kept)',
         warmupRuns: timing.warmupRuns,
       },

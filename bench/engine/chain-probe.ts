@@ -5,6 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { summarize, type EngineResult } from './engine-result.ts';
+import { startCpuMeter } from './process-cpu.ts';
 import { STAGE_COUNT, warmupRunsFor } from './kiln-bench.ts';
 import type { SubmitMode } from './submit-heads.ts';
 
@@ -56,34 +57,40 @@ export function waitForChains(probe: ChainProbe, total: number): Promise<void> {
   });
 }
 
-/** How long the timed phase took, how much of it was the submit loop, and the warm-up size. */
+/** How long the timed phase took, how much of it was the submit loop, its CPU, and the warm-up size. */
 export interface ChainTiming {
   elapsedMs: number;
   submitMs: number;
+  /** See `EngineResult.cpuUsPerTransition`. */
+  cpuUsPerTransition: number;
   warmupRuns: number;
 }
 
 /**
  * Pushes warm-up chains through (unrecorded), then submits `runs` heads with `submitHeads(mode,
- * count, offset)` and times them until every chain finished.
+ * count, offset)` and times them until every chain finished. `serverPid`: a server process the
+ * system does its work in too (redis-server), whose CPU counts with this process's.
  */
 export async function timeChains(
   probe: ChainProbe,
   runs: number,
   mode: SubmitMode,
   submitHeads: (mode: SubmitMode, count: number, offset: number) => Promise<unknown>,
+  serverPid?: number,
 ): Promise<ChainTiming> {
   const warmupRuns = warmupRunsFor(runs);
   await submitHeads(mode, warmupRuns, 0);
   await waitForChains(probe, warmupRuns);
   probe.recording = true;
+  const cpu = startCpuMeter(serverPid);
   const t0 = performance.now();
   await submitHeads(mode, runs, warmupRuns);
   const submitMs = performance.now() - t0;
   await waitForChains(probe, warmupRuns + runs);
   const elapsedMs = performance.now() - t0;
+  const cpuUsPerTransition = cpu.stop(runs * STAGE_COUNT);
   probe.recording = false;
-  return { elapsedMs, submitMs, warmupRuns };
+  return { elapsedMs, submitMs, cpuUsPerTransition, warmupRuns };
 }
 
 /** The result fields every peer computes the same way from its timing and probe. */
@@ -103,5 +110,6 @@ export function chainResult(
     runsPerSec: Math.round((runs / timing.elapsedMs) * 1000 * 10) / 10,
     transitionsPerSec: Math.round(((runs * STAGE_COUNT) / timing.elapsedMs) * 1000),
     stageLatency: summarize(probe.stageLatencyMs),
+    cpuUsPerTransition: timing.cpuUsPerTransition,
   };
 }

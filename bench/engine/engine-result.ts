@@ -26,6 +26,11 @@ export interface EngineResult {
   stageLatency: LatencySummary;
   /** Peak RSS of this Node process, sampled every 50 ms. */
   peakRssMb: number;
+  /**
+   * CPU (user + system) per stage transition over the timed phase: the benchmark's process,
+   * plus redis-server's for BullMQ (process-cpu.ts).
+   */
+  cpuUsPerTransition: number;
   /** Extra per-system measurements (commit/claim call times, store RSS, ...). */
   extra: Record<string, unknown>;
 }

@@ -85,10 +85,10 @@ function ratio(results: EngineReport['results'], system: EngineSystem, peer: Eng
 
 /** Renders the comparison table, one row per system. */
 export function formatTable(report: EngineReport): string {
-  const header = ['system', 'runs/s', 'transitions/s', 'p50 ms', 'p99 ms', 'peak RSS MB'];
+  const header = ['system', 'runs/s', 'transitions/s', 'CPU µs/transition', 'p50 ms', 'p99 ms', 'peak RSS MB'];
   const rows = report.results.map((r) =>
     isResult(r)
-      ? [r.system, r.runsPerSec.toFixed(1), String(r.transitionsPerSec), r.stageLatency.p50Ms.toFixed(2), r.stageLatency.p99Ms.toFixed(2), r.peakRssMb.toFixed(1)]
+      ? [r.system, r.runsPerSec.toFixed(1), String(r.transitionsPerSec), r.cpuUsPerTransition.toFixed(1), r.stageLatency.p50Ms.toFixed(2), r.stageLatency.p99Ms.toFixed(2), r.peakRssMb.toFixed(1)]
       : [r.system, `skipped: ${r.skipped}`],
   );
   return formatTextTable(header, rows);
@@ -187,6 +187,7 @@ export async function runEngineSuite(args: EngineArgs): Promise<{ report: Engine
   const ratios = formatRatios(report);
   if (ratios) console.log(`${ratios}\n`);
   console.log('p50/p99: per stage job, handler start -> commit finished (kiln: commit resolved; bullmq: worker "completed" event; plainjob: onCompleted).');
+  console.log('CPU µs/transition: user + system CPU over the timed phase per stage transition, of the system\'s process (BullMQ: plus redis-server).');
   mkdirSync(RESULTS_DIR, { recursive: true });
   // Colons are not portable in file names, so the ISO timestamp uses '-' there.
   const path = `${RESULTS_DIR}engine-${startedAt.replace(/[:.]/g, '-')}.json`;

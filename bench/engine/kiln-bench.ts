@@ -16,6 +16,7 @@ import type { Kiln } from '../../src/engine/kiln-types.ts';
 import { createLogger } from '../../src/observe/logger.ts';
 import { createMetrics } from '../../src/observe/metrics.ts';
 import { summarize, type EngineResult } from './engine-result.ts';
+import { startCpuMeter } from './process-cpu.ts';
 import { startRssSampler } from './rss-sampler.ts';
 import { submitHeads, type SubmitMode } from './submit-heads.ts';
 
@@ -187,12 +188,12 @@ export async function runKilnBench(options: KilnBenchOptions): Promise<EngineRes
     await counter.waitFor(options.warmupRuns);
     probe.recording = true;
     options.measuredPhase?.start();
-    const cpu0 = process.cpuUsage();
+    const cpu = startCpuMeter();
     const t0 = performance.now();
     const submitMs = await submitAll(kiln, options.submit, options.runs, options.warmupRuns);
     await counter.waitFor(options.warmupRuns + options.runs);
     const elapsedMs = performance.now() - t0;
-    const cpu = process.cpuUsage(cpu0);
+    const cpuUsPerTransition = cpu.stop(options.runs * STAGE_COUNT);
     probe.recording = false;
     const phaseExtra = options.measuredPhase?.end() ?? {};
     if (counter.failures() > 0) throw new Error(`${counter.failures()} stage executions did not succeed`);
@@ -207,6 +208,7 @@ export async function runKilnBench(options: KilnBenchOptions): Promise<EngineRes
       transitionsPerSec: Math.round(((options.runs * STAGE_COUNT) / elapsedMs) * 1000),
       stageLatency: summarize(probe.stageLatencyMs),
       peakRssMb: rss.stop(),
+      cpuUsPerTransition,
       extra: {
         latencyBasis: 'handler start -> completeStage resolved (same job)',
         handlerMsFromObserver: summarize(probe.handlerMs),
@@ -215,8 +217,6 @@ export async function runKilnBench(options: KilnBenchOptions): Promise<EngineRes
         claimCallMs: summarize(probe.claimCallMs),
         emptyClaimCalls: probe.emptyClaims,
         warmupRuns: options.warmupRuns,
-        // CPU of this process (user + system) per stage transition: moves far less than runs/s on a shared machine.
-        cpuUsPerTransition: Math.round(((cpu.user + cpu.system) / (options.runs * STAGE_COUNT)) * 10) / 10,
         serveObservability: options.serveObservability ?? false,
         ...phaseExtra,
       },
