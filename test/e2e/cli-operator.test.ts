@@ -12,8 +12,12 @@ import { test } from 'node:test';
 import { ExitCode } from '../../src/cli/exit-codes.ts';
 import { cleanEnv, KILN_INDEX, killIfRunning, runKiln, spawnKiln } from './kiln-process.ts';
 
-/** Each test normally takes a few seconds; this bounds a hung child process. */
-const E2E_TIMEOUT_MS = 30_000;
+/**
+ * Bounds a test whose child hangs (each child is also bounded by runKiln). Not a speed check:
+ * every kiln process costs ~1.5 s to start here (node + tsx), the operator test starts 11 of them,
+ * in 9 steps one after another (15-21 s alone), and under the suite's load it once took over 30 s.
+ */
+const E2E_TIMEOUT_MS = 90_000;
 
 async function tempDir(t: { after(fn: () => Promise<void>): void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'kiln-cli-'));
