@@ -16,6 +16,7 @@ import { createFsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts'
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import { createPostgresStore } from '../../src/stores/postgres/index.ts';
 import { parseResultLine } from '../engine/engine-result.ts';
+import { procStatFields, TICKS_PER_SECOND } from '../engine/process-cpu.ts';
 import { benchPipeline, PIPELINE, warmupRunsFor } from '../engine/kiln-bench.ts';
 import { submitHeads, SubmitMode } from '../engine/submit-heads.ts';
 
@@ -49,27 +50,17 @@ export function limitOf(workers: number, workerCpuBusy: number, serverCpuBusy: n
 const SCRIPT = fileURLToPath(new URL('./chain-worker.ts', import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TIMEOUT_MS = 300_000;
-const TICKS_PER_SEC = 100;
 
 /** CPU seconds of the server: the postmaster's own and its reaped children's, plus every live child's. */
 function serverCpuSeconds(postmasterPid: number): number {
-  const stat = (pid: string | number): string[] | undefined => {
-    try {
-      const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      return text.slice(text.lastIndexOf(')') + 2).split(' ');
-    } catch {
-      return undefined;
-    }
-  };
-  // Fields after "(comm) ": [1] ppid, [11] utime, [12] stime, [13] cutime, [14] cstime.
-  const own = stat(postmasterPid);
+  const own = procStatFields(postmasterPid);
   let ticks = own ? Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]) : 0;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    const fields = stat(entry);
+    const fields = procStatFields(entry);
     if (fields && Number(fields[1]) === postmasterPid) ticks += Number(fields[11]) + Number(fields[12]);
   }
-  return ticks / TICKS_PER_SEC;
+  return ticks / TICKS_PER_SECOND;
 }
 
 async function readCommits(admin: pg.Client): Promise<number> {

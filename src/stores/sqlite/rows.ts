@@ -67,10 +67,17 @@ export function jobRowFromValues(v: readonly unknown[]): JobRow {
   };
 }
 
-/** The columns of a run read raw by the claim, in {@link runRowFromValues}' order. */
-export const RUN_COLUMNS =
-  'id, pipeline, pipeline_version, status, current_stage, input, input_checksum, idempotency_key, subject_id, ' +
-  'subject_version, tenant, trace_id, trace_parent, error, created_at, updated_at, finished_at';
+/**
+ * The columns of `runs` in the order {@link runRowFromValues} reads them: the claim's raw read
+ * (RUN_COLUMNS) and every read of a run as derived (sql/run-columns.ts) list them from here.
+ */
+export const RUN_COLUMN_NAMES = [
+  'id', 'pipeline', 'pipeline_version', 'status', 'current_stage', 'input', 'input_checksum', 'idempotency_key', 'subject_id',
+  'subject_version', 'tenant', 'trace_id', 'trace_parent', 'error', 'created_at', 'updated_at', 'finished_at',
+] as const satisfies readonly (keyof RunRow)[];
+
+/** {@link RUN_COLUMN_NAMES} as stored, for a raw read. */
+export const RUN_COLUMNS = RUN_COLUMN_NAMES.join(', ');
 
 /**
  * A raw row of {@link RUN_COLUMNS} -> {@link RunRow}: the claim reads a run per claimed job,

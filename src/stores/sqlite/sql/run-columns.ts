@@ -3,8 +3,9 @@
  * fewer per stage transition): its current stage and last change are read from its jobs instead,
  * exactly as that write would have set them. Every other move writes the run row, with its current
  * stage as read at that moment (TOUCH_RUN derives it; the others write a row read through
- * runColumns; a run's first claim leaves it, a queued run being at its first stage), so the column is right as of the row's last write, and only a later plain advance
- * can have moved the run on; such an advance enqueues the next stage's job at the instant it moves:
+ * runColumns; a run's first claim leaves it, a queued run being at its first stage), so the
+ * column is right as of the row's last write, and only a later plain advance can have moved the
+ * run on; such an advance enqueues the next stage's job at the instant it moves:
  *  - `current_stage`: NULL once the run has ended (every move that ends a run writes NULL);
  *    otherwise the stage of its newest stage job enqueued at or after the row's last write (a
  *    plain advance since), else the column (which a move may have set to a compensation's stage:
@@ -14,6 +15,7 @@
  * Both subqueries walk jobs_run_key (0001), led by run_id: a run has one or two jobs. Neither runs
  * for a run that has ended (current_stage NULL), the most of any listing.
  */
+import { RUN_COLUMN_NAMES } from '../rows.ts';
 
 /** The current stage of the run of table alias `r`, as read (see above). */
 export function currentStageOf(r: string): string {
@@ -23,12 +25,17 @@ export function currentStageOf(r: string): string {
       ${r}.current_stage) END`;
 }
 
-/** Every column of `runs`, from table alias `r`, as a run is read (see above). */
+/** The last change of the run of table alias `r`, as read (see above). */
+function updatedAtOf(r: string): string {
+  return `CASE WHEN ${r}.current_stage IS NULL THEN ${r}.updated_at
+      ELSE max(${r}.updated_at, coalesce((SELECT max(uj.enqueued_at) FROM jobs AS uj WHERE uj.run_id = ${r}.id), 0)) END`;
+}
+
+/** Every column of `runs` (RUN_COLUMN_NAMES, in its order), from table alias `r`, as a run is read (see above). */
 export function runColumns(r: string): string {
-  return `${r}.id, ${r}.pipeline, ${r}.pipeline_version, ${r}.status, ${currentStageOf(r)} AS current_stage,
-    ${r}.input, ${r}.input_checksum, ${r}.idempotency_key, ${r}.subject_id, ${r}.subject_version, ${r}.tenant, ${r}.trace_id,
-    ${r}.trace_parent, ${r}.error, ${r}.created_at,
-    CASE WHEN ${r}.current_stage IS NULL THEN ${r}.updated_at
-      ELSE max(${r}.updated_at, coalesce((SELECT max(uj.enqueued_at) FROM jobs AS uj WHERE uj.run_id = ${r}.id), 0)) END AS updated_at,
-    ${r}.finished_at`;
+  const derived: Partial<Record<(typeof RUN_COLUMN_NAMES)[number], string>> = { current_stage: currentStageOf(r), updated_at: updatedAtOf(r) };
+  return RUN_COLUMN_NAMES.map((name) => {
+    const expression = derived[name];
+    return expression === undefined ? `${r}.${name}` : `${expression} AS ${name}`;
+  }).join(', ');
 }
