@@ -15,7 +15,7 @@ import * as R from '../../src/stores/sqlite/sql/reads.ts';
 import * as RT from '../../src/stores/sqlite/sql/retention.ts';
 import * as S from '../../src/stores/sqlite/sql/stats.ts';
 import * as T from '../../src/stores/sqlite/sql/tokens.ts';
-import { JOB_COLUMNS, jobRowFromValues } from '../../src/stores/sqlite/rows.ts';
+import { JOB_COLUMNS, jobRowFromValues, RUN_COLUMN_NAMES, RUN_COLUMNS, runRowFromValues } from '../../src/stores/sqlite/rows.ts';
 import { createFakeClock } from '../../src/core/clock.ts';
 import { jobIdempotencyKey } from '../../src/core/keys.ts';
 import { RunStatus } from '../../src/core/model.ts';
@@ -177,6 +177,24 @@ describe('sqlite schema and statements', () => {
     const asObject = raw.prepare('SELECT * FROM jobs').get();
     const asValues = raw.prepare(`SELECT ${JOB_COLUMNS} FROM jobs`).raw(true).get() as unknown[];
     assert.deepEqual(jobRowFromValues(asValues), asObject);
+  });
+
+  it('the raw run row decoder reads every column of runs, in the order RUN_COLUMNS names them', async () => {
+    // Every field set, and to a value no other field has, so a decoder reading one index for another fails.
+    await submit(store, {
+      tenant: 't1',
+      traceId: 'trace-1',
+      traceParent: '00-trace-1-span-01',
+      idempotencyKey: 'key-1',
+      subjectId: 'subject-1',
+      subjectVersion: 7,
+    });
+    raw = new Database(path, { readonly: true });
+    const columns = (raw.prepare('PRAGMA table_info(runs)').all() as { name: string }[]).map((c) => c.name);
+    assert.deepEqual([...RUN_COLUMN_NAMES].sort(), [...columns].sort());
+    const asObject = raw.prepare('SELECT * FROM runs').get();
+    const asValues = raw.prepare(`SELECT ${RUN_COLUMNS} FROM runs`).raw(true).get() as unknown[];
+    assert.deepEqual(runRowFromValues(asValues), asObject);
   });
 
   it('job idempotency keys embed their run id, as the run-scoped jobs_run_key and ledger keys require', () => {
