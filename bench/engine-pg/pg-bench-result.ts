@@ -1,9 +1,10 @@
 /**
  * What each PostgreSQL benchmark child measures and prints, and the measured-phase wrapper
- * every child uses so timing, RSS and transaction counting are done the same way for kiln,
+ * every child uses so timing, CPU, RSS and transaction counting are done the same way for kiln,
  * graphile-worker and pg-boss.
  */
 import { startRssSampler } from '../engine/rss-sampler.ts';
+import { postmasterPidOf, serverCpuSeconds } from './server-cpu.ts';
 import { measureReadingOverhead, readTxCounters, txDelta, type RowWrites } from './pg-tx-counter.ts';
 
 /** The two workloads. */
@@ -68,6 +69,13 @@ export interface PgBenchResult extends ScenarioThroughput {
    */
   rowWritesPerJob: number;
   rowWritesByTable: Record<string, RowWrites>;
+  /**
+   * CPU (user + sys) per item, ms, over the phase: this Node process's, and the server's
+   * (postmaster and backends, server-cpu.ts; null when the server is not on this machine). On a
+   * shared machine they move far less than items/s, and their sum is what an item costs.
+   */
+  clientCpuMsPerItem: number;
+  serverCpuMsPerItem: number | null;
   /** Peak RSS of the child's Node process, sampled every 50 ms. */
   peakRssMb: number;
   /** System-specific settings and side measurements. */
@@ -102,9 +110,14 @@ const round2 = (v: number): number => Math.round(v * 100) / 100;
 /** Reads the counters around `spec.run()` (waiting for other connections to close) and builds the result. */
 export async function measurePhase(spec: PhaseSpec): Promise<PgBenchResult> {
   const readingOverhead = await measureReadingOverhead(spec.connectionString);
+  const postmasterPid = await postmasterPidOf(spec.connectionString);
   const before = await readTxCounters(spec.connectionString);
   const rss = startRssSampler(50);
+  const server0 = postmasterPid === undefined ? 0 : serverCpuSeconds(postmasterPid);
+  const client0 = process.cpuUsage();
   const timing = await spec.run();
+  const client = process.cpuUsage(client0);
+  const serverCpuS = postmasterPid === undefined ? undefined : serverCpuSeconds(postmasterPid) - server0;
   const peakRssMb = rss.stop();
   const after = await readTxCounters(spec.connectionString);
   const delta = txDelta(before, after);
@@ -119,6 +132,8 @@ export async function measurePhase(spec: PhaseSpec): Promise<PgBenchResult> {
     xidsPerItem: round2(delta.writeXids / spec.count),
     rowWritesPerJob: round2((delta.rowWrites.inserted + delta.rowWrites.updated + delta.rowWrites.deleted) / (spec.count * jobsPerItemOf(spec.scenario))),
     rowWritesByTable: delta.rowWritesByTable,
+    clientCpuMsPerItem: round2((client.user + client.system) / 1000 / spec.count),
+    serverCpuMsPerItem: serverCpuS === undefined ? null : round2((serverCpuS * 1000) / spec.count),
     peakRssMb,
     extra: { ...timing.extra, readingOverheadXacts: readingOverhead, monitorQueries: timing.monitorQueries },
   };

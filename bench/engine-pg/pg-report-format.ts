@@ -31,12 +31,14 @@ type Row = PgBenchResult | { system: PgSystem; scenario: PgScenario; skipped: st
 export function formatScenarioTable(scenario: PgScenario, rows: readonly Row[]): string {
   const noop = scenario === PgScenario.Noop;
   const per = noop ? 'job' : 'chain';
+  const counts = [`commits/${per}`, `xids/${per}`, 'rows/job', `client CPU ms/${per}`, `server CPU ms/${per}`, 'peak RSS MB'];
   const header = noop
-    ? ['no-op jobs', 'jobs/s', 'elapsed ms', `commits/${per}`, `xids/${per}`, 'rows/job', 'peak RSS MB']
-    : ['5-stage chains', 'chains/s', 'jobs/s', 'elapsed ms', 'submit ms', `commits/${per}`, `xids/${per}`, 'rows/job', 'peak RSS MB'];
+    ? ['no-op jobs', 'jobs/s', 'elapsed ms', ...counts]
+    : ['5-stage chains', 'chains/s', 'jobs/s', 'elapsed ms', 'submit ms', ...counts];
   const body = rows.map((r) => {
     if ('skipped' in r) return [r.system, `skipped: ${r.skipped}`];
-    const tail = [r.xactsPerItem.toFixed(2), r.xidsPerItem.toFixed(2), r.rowWritesPerJob.toFixed(2), r.peakRssMb.toFixed(1)];
+    const tail = [r.xactsPerItem.toFixed(2), r.xidsPerItem.toFixed(2), r.rowWritesPerJob.toFixed(2), r.clientCpuMsPerItem.toFixed(2),
+      r.serverCpuMsPerItem === null ? 'n/a' : r.serverCpuMsPerItem.toFixed(2), r.peakRssMb.toFixed(1)];
     if (noop) return [r.system, r.itemsPerSec.toFixed(0), String(r.elapsedMs), ...tail];
     const submitMs = r.extra['submitMs'];
     return [r.system, r.itemsPerSec.toFixed(1), String(r.jobsPerSec), String(r.elapsedMs), typeof submitMs === 'number' ? String(submitMs) : '', ...tail];

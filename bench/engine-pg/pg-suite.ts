@@ -130,6 +130,7 @@ function printReport(report: PgReport): void {
   console.log(`chains: timed from the first submission (heads submitted ${report.submit === SubmitMode.Bulk ? `with each system's bulk API, ${BULK_CHUNK_SIZE} per call` : 'one by one, each awaited'}).`);
   console.log('commits = pg_stat_database.xact_commit over the measured phase (all its connections closed first); xids = write transactions;');
   console.log('rows/job = rows inserted + updated + deleted (pg_stat_user_tables) over the phase, per job (per table in the JSON report).');
+  console.log('CPU = user + sys over the phase (its store or runner start and stop included): the benchmark process, and the PostgreSQL server (postmaster and backends, from /proc; n/a when not local).');
 }
 
 /** Runs the selected systems and scenarios one after another; prints and writes the report. */

@@ -5,7 +5,7 @@
  * commits (`pg_stat_database.xact_commit`).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -16,9 +16,9 @@ import { createFsArtifactStore } from '../../src/artifacts/fs-artifact-store.ts'
 import { createKiln } from '../../src/engine/create-kiln.ts';
 import { createPostgresStore } from '../../src/stores/postgres/index.ts';
 import { parseResultLine } from '../engine/engine-result.ts';
-import { procStatFields, TICKS_PER_SECOND } from '../engine/process-cpu.ts';
 import { benchPipeline, PIPELINE, warmupRunsFor } from '../engine/kiln-bench.ts';
 import { submitHeads, SubmitMode } from '../engine/submit-heads.ts';
+import { postmasterPidOf, serverCpuSeconds } from '../engine-pg/server-cpu.ts';
 
 /** One point of the curve. */
 export interface CurvePoint {
@@ -50,18 +50,6 @@ export function limitOf(workers: number, workerCpuBusy: number, serverCpuBusy: n
 const SCRIPT = fileURLToPath(new URL('./chain-worker.ts', import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TIMEOUT_MS = 300_000;
-
-/** CPU seconds of the server: the postmaster's own and its reaped children's, plus every live child's. */
-function serverCpuSeconds(postmasterPid: number): number {
-  const own = procStatFields(postmasterPid);
-  let ticks = own ? Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]) : 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const fields = procStatFields(entry);
-    if (fields && Number(fields[1]) === postmasterPid) ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks / TICKS_PER_SECOND;
-}
 
 async function readCommits(admin: pg.Client): Promise<number> {
   const { rows } = await admin.query<{ n: string }>('select xact_commit::text as n from pg_stat_database where datname = current_database()');
@@ -164,8 +152,8 @@ export async function measureWorkerCurve(url: string, counts: readonly number[],
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   try {
-    const { rows } = await admin.query<{ data_directory: string }>('show data_directory');
-    const postmasterPid = Number(readFileSync(join(rows[0]?.data_directory ?? '', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const postmasterPid = await postmasterPidOf(url);
+    if (postmasterPid === undefined) throw new Error('the worker curve reads the server\'s CPU from /proc: run it on the PostgreSQL server\'s machine, with its data directory readable');
     const points: CurvePoint[] = [];
     for (const workers of counts) {
       const point = await measurePoint(url, admin, postmasterPid, workers, chains, concurrency);

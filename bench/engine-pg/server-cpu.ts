@@ -1,0 +1,38 @@
+/**
+ * CPU time of a local PostgreSQL server, from /proc: the postmaster's own and its reaped
+ * children's (a backend's time moves into the postmaster's cutime/cstime when it exits), plus
+ * every live child's. Backends come and go with each pool, so only this sum covers them all.
+ * Readable only when the server runs on this machine and its data directory is readable; a
+ * benchmark against another host gets `undefined` and prints no server CPU.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { procStatFields, TICKS_PER_SECOND } from '../engine/process-cpu.ts';
+
+/** The postmaster's pid (first line of postmaster.pid in `show data_directory`), or undefined when not readable here. */
+export async function postmasterPidOf(connectionString: string): Promise<number | undefined> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ data_directory: string }>('show data_directory');
+    const pid = Number(readFileSync(join(rows[0]?.data_directory ?? '', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    return Number.isInteger(pid) && procStatFields(pid) !== undefined ? pid : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await client.end();
+  }
+}
+
+/** CPU seconds of the server so far (see the top). */
+export function serverCpuSeconds(postmasterPid: number): number {
+  const own = procStatFields(postmasterPid);
+  let ticks = own ? Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]) : 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = procStatFields(entry);
+    if (fields && Number(fields[1]) === postmasterPid) ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks / TICKS_PER_SECOND;
+}
