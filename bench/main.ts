@@ -12,7 +12,8 @@
  *            Flags: --jobs N (default 5000), --chains N (default 1000), --concurrency C (default 10),
  *            --only kiln,graphile-default,graphile-batched,graphile-batched-state,pg-boss, --scenario noop,chains, --cpu-prof
  *            (profile the kiln children, print hotspots), --submit single|bulk (chains heads; the
- *            no-op pre-fill is always bulk and untimed). Writes bench/results/engine-postgres-<timestamp>.json.
+ *            no-op pre-fill is always bulk and untimed), --repeat N (alternating rounds, the median one
+ *            reported). Writes bench/results/engine-postgres-<timestamp>.json.
  *   engine --store redis
  *            kiln on the Redis store vs BullMQ on ONE redis-server (a private one with AOF
  *            appendfsync everysec, or KILN_REDIS_URL; the settings are printed): pre-filled no-op
@@ -59,7 +60,7 @@ const USAGE = [
   'usage: npm run bench -- engine [--runs 2000] [--concurrency 10] [--only kiln-memory,kiln-sqlite,bullmq,plainjob] [--submit single|bulk] [--repeat N] [--sql-statements] [--serve-observability]',
   '       npm run bench -- engine --store postgres [--jobs 5000] [--chains 1000] [--concurrency 10]',
   '                               [--only kiln,kiln-prefetch,graphile-default,graphile-batched,graphile-batched-state,pg-boss] [--scenario noop,chains]',
-  '                               [--cpu-prof] [--submit single|bulk]',
+  '                               [--cpu-prof] [--submit single|bulk] [--repeat N]',
   '       npm run bench -- engine --store redis [--jobs 5000] [--chains 1000] [--concurrency 10]',
   '                               [--only kiln-redis,kiln-redis-prefetch,bullmq] [--scenario noop,chains] [--submit single|bulk]',
   '                               [--cpu-prof] [--repeat N]',

@@ -23,6 +23,11 @@ export interface ServerEngineArgs<S extends string> {
   cpuProf: boolean;
   /** How the chains scenario's heads are submitted (the no-op pre-fill is always bulk). @default 'single' */
   submit: SubmitMode;
+  /**
+   * Rounds: every system and scenario runs this many times, alternating, and the median round
+   * is reported (server-rounds.ts; on a shared machine one round is noise). @default 1
+   */
+  repeat: number;
 }
 
 /** Flags of one PostgreSQL suite invocation. */
@@ -40,7 +45,7 @@ function pickList<T extends string>(flag: string, raw: string | undefined, known
 
 /**
  * Parses `--store <store> [--jobs 5000] [--chains 1000] [--concurrency 10] [--only a,b]
- * [--scenario noop,chains] [--cpu-prof] [--submit single|bulk]`, `--only` naming some of
+ * [--scenario noop,chains] [--cpu-prof] [--submit single|bulk] [--repeat N]`, `--only` naming some of
  * `systems`; unknown flags are errors, positionals are ignored.
  */
 export function parseServerEngineArgs<S extends string>(argv: readonly string[], systems: readonly S[]): ServerEngineArgs<S> {
@@ -56,6 +61,7 @@ export function parseServerEngineArgs<S extends string>(argv: readonly string[],
       scenario: { type: 'string' },
       'cpu-prof': { type: 'boolean' },
       submit: { type: 'string' },
+      repeat: { type: 'string' },
     },
   });
   return {
@@ -66,6 +72,7 @@ export function parseServerEngineArgs<S extends string>(argv: readonly string[],
     scenarios: pickList('scenario', values.scenario, ALL_SCENARIOS),
     cpuProf: values['cpu-prof'] ?? false,
     submit: parseSubmitMode(values.submit),
+    repeat: positiveInt('repeat', values.repeat, 1),
   };
 }
 

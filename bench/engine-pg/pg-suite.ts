@@ -14,13 +14,10 @@ import { BULK_CHUNK_SIZE, SubmitMode } from '../engine/submit-heads.ts';
 import type { PgEngineArgs } from './pg-engine-args.ts';
 import { PgScenario, type PgBenchResult, type PgSystem } from './pg-bench-result.ts';
 import { formatHotspots, formatRatios, formatScenarioTable, type PgRatios } from './pg-report-format.ts';
+import { formatRounds, medianRatio, medianRows, type SkippedRound } from './server-rounds.ts';
 
 /** A system that produced no numbers for a scenario, and why. */
-export interface PgSkipped {
-  system: PgSystem;
-  scenario: PgScenario;
-  skipped: string;
-}
+export type PgSkipped = SkippedRound<PgSystem>;
 
 /** The JSON written to `bench/results/engine-postgres-<timestamp>.json`. */
 export interface PgReport {
@@ -33,7 +30,10 @@ export interface PgReport {
   concurrency: number;
   /** How every system submitted the chains scenario's heads (the no-op pre-fill is always bulk). */
   submit: SubmitMode;
+  /** Rounds run; `results` holds every round's rows, the tables and ratios use the median round. */
+  repeat: number;
   results: (PgBenchResult | PgSkipped)[];
+  /** The median round's items/s of a kiln system divided by another's, per scenario, when both ran. */
   ratios: PgRatios;
 }
 
@@ -97,31 +97,26 @@ async function runOne(url: string, args: PgEngineArgs, system: PgSystem, scenari
   }
 }
 
-function ratioOf(results: PgReport['results'], scenario: PgScenario, other: PgSystem, kilnSystem: PgSystem = 'kiln'): number | undefined {
-  const ok = results.filter((r): r is PgBenchResult => !('skipped' in r) && r.scenario === scenario);
-  const kiln = ok.find((r) => r.system === kilnSystem);
-  const them = ok.find((r) => r.system === other);
-  return kiln && them ? Math.round((kiln.itemsPerSec / them.itemsPerSec) * 100) / 100 : undefined;
-}
-
 function computeRatios(results: PgReport['results']): PgRatios {
   const per = (scenario: PgScenario): PgRatios['noop'] => ({
-    kilnOverGraphileBatched: ratioOf(results, scenario, 'graphile-batched'),
-    kilnPrefetchOverGraphileBatched: ratioOf(results, scenario, 'graphile-batched', 'kiln-prefetch'),
-    kilnOverGraphileDefault: ratioOf(results, scenario, 'graphile-default'),
-    kilnOverGraphileBatchedState: ratioOf(results, scenario, 'graphile-batched-state'),
-    kilnOverPgBoss: ratioOf(results, scenario, 'pg-boss'),
+    kilnOverGraphileBatched: medianRatio(results, scenario, 'kiln', 'graphile-batched'),
+    kilnPrefetchOverGraphileBatched: medianRatio(results, scenario, 'kiln-prefetch', 'graphile-batched'),
+    kilnOverGraphileDefault: medianRatio(results, scenario, 'kiln', 'graphile-default'),
+    kilnOverGraphileBatchedState: medianRatio(results, scenario, 'kiln', 'graphile-batched-state'),
+    kilnOverPgBoss: medianRatio(results, scenario, 'kiln', 'pg-boss'),
   });
   return { noop: per(PgScenario.Noop), chains: per(PgScenario.Chains) };
 }
 
 function printReport(report: PgReport): void {
   for (const scenario of [PgScenario.Noop, PgScenario.Chains]) {
-    const rows = report.results.filter((r) => r.scenario === scenario);
+    const rows = medianRows(report.results, scenario);
     if (rows.length > 0) console.log(`\n${formatScenarioTable(scenario, rows)}`);
   }
   const ratios = formatRatios(report.ratios);
   if (ratios) console.log(`\n${ratios}`);
+  const rounds = formatRounds(report.results, [PgScenario.Noop, PgScenario.Chains], report.repeat);
+  if (rounds) console.log(`\n${rounds}`);
   for (const r of report.results) {
     const profile = 'skipped' in r ? undefined : r.extra['cpuProfile'];
     if (profile) console.log(`\n${formatHotspots(`${r.system} ${r.scenario}`, profile)}`);
@@ -141,11 +136,14 @@ export async function runPgSuite(args: PgEngineArgs): Promise<{ report: PgReport
   try {
     const info = await describeServer(server.url);
     console.log(`engine --store postgres: ${args.jobs} no-op jobs, ${args.chains} 5-stage chains, concurrency ${args.concurrency} per queue`);
-    console.log(`submit: ${args.submit}`);
+    console.log(`submit: ${args.submit}${args.repeat > 1 ? `, ${args.repeat} rounds (tables: the median round)` : ''}`);
     console.log(`server: ${external ? 'KILN_PG_URL' : 'private cluster'}, ${info.version.split(' on ')[0]}, fsync=${info.settings['fsync']}, synchronous_commit=${info.settings['synchronous_commit']}`);
     const results: PgReport['results'] = [];
-    for (const scenario of args.scenarios) {
-      for (const system of args.systems) results.push(await runOne(server.url, args, system, scenario));
+    for (let round = 1; round <= args.repeat; round++) {
+      if (args.repeat > 1) console.log(`round ${round} of ${args.repeat}`);
+      for (const scenario of args.scenarios) {
+        for (const system of args.systems) results.push(await runOne(server.url, args, system, scenario));
+      }
     }
     const report: PgReport = {
       suite: 'engine-postgres',
@@ -156,6 +154,7 @@ export async function runPgSuite(args: PgEngineArgs): Promise<{ report: PgReport
       chains: args.chains,
       concurrency: args.concurrency,
       submit: args.submit,
+      repeat: args.repeat,
       results,
       ratios: computeRatios(results),
     };

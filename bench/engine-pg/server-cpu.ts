@@ -25,14 +25,27 @@ export async function postmasterPidOf(connectionString: string): Promise<number 
   }
 }
 
-/** CPU seconds of the server so far (see the top). */
+/** The postmaster's [own, reaped children's] ticks, or undefined when it is gone. */
+function postmasterTicks(postmasterPid: number): [number, number] | undefined {
+  const f = procStatFields(postmasterPid);
+  return f ? [Number(f[11]) + Number(f[12]), Number(f[13]) + Number(f[14])] : undefined;
+}
+
+/**
+ * CPU seconds of the server so far (see the top). A backend reaped between reading the
+ * postmaster and listing its children would be counted in neither (or both), so the reaped
+ * children's time is read again after the listing and the reading repeated until it agrees.
+ */
 export function serverCpuSeconds(postmasterPid: number): number {
-  const own = procStatFields(postmasterPid);
-  let ticks = own ? Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]) : 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const fields = procStatFields(entry);
-    if (fields && Number(fields[1]) === postmasterPid) ticks += Number(fields[11]) + Number(fields[12]);
+  for (;;) {
+    const before = postmasterTicks(postmasterPid);
+    if (before === undefined) return 0;
+    let ticks = before[0] + before[1];
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const fields = procStatFields(entry);
+      if (fields && Number(fields[1]) === postmasterPid) ticks += Number(fields[11]) + Number(fields[12]);
+    }
+    if (postmasterTicks(postmasterPid)?.[1] === before[1]) return ticks / TICKS_PER_SECOND;
   }
-  return ticks / TICKS_PER_SECOND;
 }

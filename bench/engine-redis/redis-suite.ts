@@ -23,14 +23,10 @@ import { formatHotspots } from '../engine-pg/pg-report-format.ts';
 import type { RedisEngineArgs } from './redis-engine-args.ts';
 import type { RedisBenchResult, RedisSystem } from './redis-bench-result.ts';
 import { REDIS_URL_ENV } from './redis-child-args.ts';
-import { lowerMedianBy } from '../engine/median.ts';
+import { formatRounds, medianRatio, medianRows, type SkippedRound } from '../engine-pg/server-rounds.ts';
 
 /** A system that produced no numbers for a scenario, and why. */
-export interface RedisSkipped {
-  system: RedisSystem;
-  scenario: PgScenario;
-  skipped: string;
-}
+export type RedisSkipped = SkippedRound<RedisSystem>;
 
 /** The JSON written to `bench/results/engine-redis-<timestamp>.json`. */
 export interface RedisReport {
@@ -105,31 +101,11 @@ async function runOne(url: string, admin: Redis, args: RedisEngineArgs, system: 
   }
 }
 
-function isResult(r: RedisBenchResult | RedisSkipped): r is RedisBenchResult {
-  return !('skipped' in r);
-}
-
-/** The round with the median items/s of `system` in `scenario` (the lower middle for an even count). */
-function medianOf(results: RedisReport['results'], scenario: PgScenario, system: RedisSystem): RedisBenchResult | undefined {
-  return lowerMedianBy(
-    results.filter(isResult).filter((r) => r.scenario === scenario && r.system === system),
-    (r) => r.itemsPerSec,
-  );
-}
-
 function ratiosOf(results: RedisReport['results'], scenario: PgScenario): KilnRatios {
-  const bull = medianOf(results, scenario, 'bullmq');
-  const over = (system: RedisSystem): number | undefined => {
-    const kiln = medianOf(results, scenario, system);
-    return kiln && bull ? Math.round((kiln.itemsPerSec / bull.itemsPerSec) * 100) / 100 : undefined;
+  return {
+    kilnRedis: medianRatio(results, scenario, 'kiln-redis', 'bullmq'),
+    kilnRedisPrefetch: medianRatio(results, scenario, 'kiln-redis-prefetch', 'bullmq'),
   };
-  return { kilnRedis: over('kiln-redis'), kilnRedisPrefetch: over('kiln-redis-prefetch') };
-}
-
-/** The rows of the tables: the median round of each system, or why it has none. */
-function medianRows(report: RedisReport, scenario: PgScenario): (RedisBenchResult | RedisSkipped)[] {
-  const systems = [...new Set(report.results.filter((r) => r.scenario === scenario).map((r) => r.system))];
-  return systems.map((system) => medianOf(report.results, scenario, system) ?? report.results.find((r) => r.scenario === scenario && r.system === system)!);
 }
 
 /** One table per scenario: throughput, then where the time went per item. */
@@ -183,19 +159,6 @@ function formatRatios(ratios: RedisReport['ratios']): string {
   return lines.join('\n');
 }
 
-/** Every round's items/s per system, to show the spread the median hides. */
-function formatRounds(report: RedisReport): string {
-  if (report.repeat === 1) return '';
-  const lines: string[] = [];
-  for (const scenario of [PgScenario.Noop, PgScenario.Chains]) {
-    for (const system of new Set(report.results.filter((r) => r.scenario === scenario).map((r) => r.system))) {
-      const runs = report.results.filter(isResult).filter((r) => r.scenario === scenario && r.system === system);
-      lines.push(`${scenario} ${system}: ${runs.map((r) => r.itemsPerSec.toFixed(0)).join(', ')}`);
-    }
-  }
-  return `every round (items/s):\n${lines.join('\n')}`;
-}
-
 function formatCommands(results: RedisReport['results']): string {
   const lines: string[] = [];
   for (const r of results) {
@@ -211,14 +174,14 @@ function formatCommands(results: RedisReport['results']): string {
 
 function printReport(report: RedisReport): void {
   for (const scenario of [PgScenario.Noop, PgScenario.Chains]) {
-    const rows = medianRows(report, scenario);
+    const rows = medianRows(report.results, scenario);
     if (rows.length > 0) console.log(`\n${formatRedisTable(scenario, rows)}`);
   }
   const ratios = formatRatios(report.ratios);
   if (ratios) console.log(`\n${ratios}`);
-  const rounds = formatRounds(report);
+  const rounds = formatRounds(report.results, [PgScenario.Noop, PgScenario.Chains], report.repeat);
   if (rounds) console.log(`\n${rounds}`);
-  console.log(`\n${formatCommands([PgScenario.Noop, PgScenario.Chains].flatMap((scenario) => medianRows(report, scenario)))}`);
+  console.log(`\n${formatCommands([PgScenario.Noop, PgScenario.Chains].flatMap((scenario) => medianRows(report.results, scenario)))}`);
   for (const r of report.results) {
     const profile = 'skipped' in r ? undefined : r.extra['cpuProfile'];
     if (profile) console.log(`\n${formatHotspots(`${r.system} ${r.scenario}`, profile)}`);
