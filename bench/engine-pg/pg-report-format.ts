@@ -13,6 +13,8 @@ export interface ScenarioRatios {
   kilnOverGraphileDefault?: number;
   /** Against graphile-worker batched whose tasks write one state row per job (what kiln records). */
   kilnOverGraphileBatchedState?: number;
+  /** The same at the same local-queue size (kiln-prefetch holds what graphile's batched preset holds). */
+  kilnPrefetchOverGraphileBatchedState?: number;
   kilnOverPgBoss?: number;
 }
 
@@ -61,6 +63,8 @@ export function formatRatios(ratios: PgRatios): string {
     ratioLine('chains  kiln-prefetch / graphile-batched', ratios.chains.kilnPrefetchOverGraphileBatched, PG_TARGETS.chains),
     ratioLine('no-op   kiln / graphile-batched-state', ratios.noop.kilnOverGraphileBatchedState, PG_TARGETS.withState),
     ratioLine('chains  kiln / graphile-batched-state', ratios.chains.kilnOverGraphileBatchedState, PG_TARGETS.withState),
+    ratioLine('no-op   kiln-prefetch / graphile-batched-state', ratios.noop.kilnPrefetchOverGraphileBatchedState, PG_TARGETS.withState),
+    ratioLine('chains  kiln-prefetch / graphile-batched-state', ratios.chains.kilnPrefetchOverGraphileBatchedState, PG_TARGETS.withState),
     ratioLine('no-op   kiln / graphile-default', ratios.noop.kilnOverGraphileDefault),
     ratioLine('chains  kiln / graphile-default', ratios.chains.kilnOverGraphileDefault),
     ratioLine('no-op   kiln / pg-boss', ratios.noop.kilnOverPgBoss),

@@ -103,6 +103,7 @@ function computeRatios(results: PgReport['results']): PgRatios {
     kilnPrefetchOverGraphileBatched: medianRatio(results, scenario, 'kiln-prefetch', 'graphile-batched'),
     kilnOverGraphileDefault: medianRatio(results, scenario, 'kiln', 'graphile-default'),
     kilnOverGraphileBatchedState: medianRatio(results, scenario, 'kiln', 'graphile-batched-state'),
+    kilnPrefetchOverGraphileBatchedState: medianRatio(results, scenario, 'kiln-prefetch', 'graphile-batched-state'),
     kilnOverPgBoss: medianRatio(results, scenario, 'kiln', 'pg-boss'),
   });
   return { noop: per(PgScenario.Noop), chains: per(PgScenario.Chains) };
