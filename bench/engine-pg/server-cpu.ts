@@ -31,21 +31,26 @@ function postmasterTicks(postmasterPid: number): [number, number] | undefined {
   return f ? [Number(f[11]) + Number(f[12]), Number(f[13]) + Number(f[14])] : undefined;
 }
 
+/** Readings a burst of exiting backends may spoil before one is taken as it is. */
+const MAX_READINGS = 20;
+
 /**
  * CPU seconds of the server so far (see the top). A backend reaped between reading the
  * postmaster and listing its children would be counted in neither (or both), so the reaped
  * children's time is read again after the listing and the reading repeated until it agrees.
  */
 export function serverCpuSeconds(postmasterPid: number): number {
-  for (;;) {
+  let ticks = 0;
+  for (let reading = 1; reading <= MAX_READINGS; reading++) {
     const before = postmasterTicks(postmasterPid);
     if (before === undefined) return 0;
-    let ticks = before[0] + before[1];
+    ticks = before[0] + before[1];
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
       const fields = procStatFields(entry);
       if (fields && Number(fields[1]) === postmasterPid) ticks += Number(fields[11]) + Number(fields[12]);
     }
-    if (postmasterTicks(postmasterPid)?.[1] === before[1]) return ticks / TICKS_PER_SECOND;
+    if (postmasterTicks(postmasterPid)?.[1] === before[1]) break;
   }
+  return ticks / TICKS_PER_SECOND;
 }
