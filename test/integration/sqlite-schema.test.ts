@@ -15,7 +15,7 @@ import * as R from '../../src/stores/sqlite/sql/reads.ts';
 import * as RT from '../../src/stores/sqlite/sql/retention.ts';
 import * as S from '../../src/stores/sqlite/sql/stats.ts';
 import * as T from '../../src/stores/sqlite/sql/tokens.ts';
-import { JOB_COLUMNS, jobRowFromValues, RUN_COLUMN_NAMES, RUN_COLUMNS, runRowFromValues } from '../../src/stores/sqlite/rows.ts';
+import { RAW_JOB, RAW_RUN, type RawRowReader } from '../../src/stores/sqlite/rows.ts';
 import { createFakeClock } from '../../src/core/clock.ts';
 import { jobIdempotencyKey } from '../../src/core/keys.ts';
 import { RunStatus } from '../../src/core/model.ts';
@@ -166,22 +166,10 @@ describe('sqlite schema and statements', () => {
     assert.ok(activity.some((step) => /SEARCH queue_activity USING PRIMARY KEY \(minute_at>\?\)/.test(step)), activity.join('; '));
   });
 
-  it('the raw job row decoder reads every column of jobs, in the order JOB_COLUMNS names them', async () => {
-    await submit(store, { tenant: 't1', traceId: 'trace-1' });
-    raw = new Database(path, { readonly: true });
-    const columns = (raw.prepare('PRAGMA table_info(jobs)').all() as { name: string }[]).map((c) => c.name);
-    assert.deepEqual(
-      JOB_COLUMNS.split(',').map((c) => c.trim()),
-      columns,
-    );
-    const asObject = raw.prepare('SELECT * FROM jobs').get();
-    const asValues = raw.prepare(`SELECT ${JOB_COLUMNS} FROM jobs`).raw(true).get() as unknown[];
-    assert.deepEqual(jobRowFromValues(asValues), asObject);
-  });
-
-  it('the raw run row decoder reads every column of runs, in the order RUN_COLUMNS names them', async () => {
-    // Every field set, and to a value no other field has, so a decoder reading one index for another fails.
-    await submit(store, {
+  it('the raw readers of jobs and runs name every column of their table and decode a row as the driver reads it', async () => {
+    // Every field set, and to a value no other field has, where the path allows: a reader mapping
+    // one column to another's field fails the comparison.
+    const run = await submit(store, {
       tenant: 't1',
       traceId: 'trace-1',
       traceParent: '00-trace-1-span-01',
@@ -189,12 +177,17 @@ describe('sqlite schema and statements', () => {
       subjectId: 'subject-1',
       subjectVersion: 7,
     });
+    const queue = run.currentStage === null ? '' : stageJob(run.currentStage).queue;
+    assert.equal((await store.jobs.claim([{ queue, workerId: 'worker-1', limit: 1, leaseMs: 12_345 }])).length, 1, 'the job is leased: its lease fields are set');
     raw = new Database(path, { readonly: true });
-    const columns = (raw.prepare('PRAGMA table_info(runs)').all() as { name: string }[]).map((c) => c.name);
-    assert.deepEqual([...RUN_COLUMN_NAMES].sort(), [...columns].sort());
-    const asObject = raw.prepare('SELECT * FROM runs').get();
-    const asValues = raw.prepare(`SELECT ${RUN_COLUMNS} FROM runs`).raw(true).get() as unknown[];
-    assert.deepEqual(runRowFromValues(asValues), asObject);
+    const readers: [string, RawRowReader<unknown>][] = [['jobs', RAW_JOB], ['runs', RAW_RUN]];
+    for (const [table, reader] of readers) {
+      const columns: string[] = (raw.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
+      assert.deepEqual(reader.columns.split(', ').sort(), columns.sort(), `${table}: every column`);
+      const asObject = raw.prepare(`SELECT * FROM ${table}`).get();
+      const asValues = raw.prepare(`SELECT ${reader.columns} FROM ${table}`).raw(true).get() as unknown[];
+      assert.deepEqual(reader.fromValues(asValues), asObject, table);
+    }
   });
 
   it('job idempotency keys embed their run id, as the run-scoped jobs_run_key and ledger keys require', () => {

@@ -9,7 +9,7 @@
 import type { JsonValue, Run } from '../../../core/model.ts';
 import type { ClaimedJob, ClaimRequest } from '../../../core/ports/jobs.ts';
 import type { SqliteContext } from '../context.ts';
-import { fromJson, jobFromRow, jobRowFromValues, runFromRow, runRowFromValues, type JobRow, type RunRow } from '../rows.ts';
+import { fromJson, jobFromRow, RAW_JOB, RAW_RUN, runFromRow, type JobRow, type RunRow } from '../rows.ts';
 import { inClaimOrder, type ClaimOrderKey } from '../../shared/claim-order.ts';
 import { MAX_PICK_LIMIT } from '../sql/jobs.ts';
 
@@ -35,7 +35,7 @@ function pickQueue(ctx: SqliteContext, queue: string, limit: number, cap: number
   const tenants = sql.selectReadyTenants.all({ queue });
   const rows: JobRow[] = [];
   const add = (values: readonly unknown[][]): void => {
-    for (const v of values) rows.push(jobRowFromValues(v));
+    for (const v of values) rows.push(RAW_JOB.fromValues(v));
   };
   if (cap === undefined) {
     // The expired leases come with the first tenant's heads (one statement in the usual case).
@@ -151,7 +151,7 @@ export function claimJobs(ctx: SqliteContext, requests: readonly ClaimRequest[])
   const runIdsJson = JSON.stringify([...new Set(picks.map((p) => p.row.run_id))]);
   const runRows = new Map<string, RunRow>();
   for (const values of ctx.sql().selectRunsByIds.all(runIdsJson)) {
-    const row = runRowFromValues(values);
+    const row = RAW_RUN.fromValues(values);
     runRows.set(row.id, row);
   }
   for (const { row: job } of picks) {

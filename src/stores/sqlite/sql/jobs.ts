@@ -7,7 +7,7 @@
 import type { JobKind, JobState, RollbackStatus, RunStatus, StageStatus } from '../../../core/model.ts';
 import { preparedPerValue, type SqliteDatabase } from '../connection.ts';
 import { currentStageOf, runColumns } from './run-columns.ts';
-import { JOB_COLUMNS, RUN_COLUMNS, type FailedAttemptRow, type JobRow, type RunRow } from '../rows.ts';
+import { RAW_JOB, RAW_RUN, type FailedAttemptRow, type JobRow, type RunRow } from '../rows.ts';
 
 // ---------------------------------------------------------------- runs
 
@@ -29,11 +29,11 @@ export const COUNT_QUEUE_BACKLOG = `
   SELECT count(*) AS n FROM (SELECT 1 FROM jobs WHERE queue = ? AND state = 'ready' LIMIT ?)`;
 
 /**
- * In: a JSON array of run ids. Out: those runs' rows as stored, raw (RUN_COLUMNS; any order):
+ * In: a JSON array of run ids. Out: those runs' rows as stored, raw (RAW_RUN; any order):
  * the claim reads each run's current stage and last change from the job it claimed (claim.ts,
  * asReadWith).
  */
-export const SELECT_RUNS_BY_IDS = `SELECT ${RUN_COLUMNS} FROM runs WHERE id IN (SELECT value FROM json_each(?))`;
+export const SELECT_RUNS_BY_IDS = `SELECT ${RAW_RUN.columns} FROM runs WHERE id IN (SELECT value FROM json_each(?))`;
 
 /**
  * In: pipeline, subject, version. Out: the run of the highest version above `version`, if any
@@ -222,7 +222,7 @@ function expiredLeasesSql(limit: number): string {
 /**
  * In: queue, tenant (NULL = the tenant-less jobs), now. Out: the first `limit` ready and due jobs
  * of that tenant in plain order (priority, available_at, id), every column in
- * {@link JOB_COLUMNS} order (read raw: the claim builds its jobs from these rows instead of a
+ * {@link RAW_JOB} order (read raw: the claim builds its jobs from these rows instead of a
  * RETURNING *), off jobs_ready_tenant. `variant`: `firstAttempts`, only jobs never claimed
  * before (`attempt = 0`: a retry cap applies); `withExpired`, followed by the queue's first
  * `limit` expired leases (see {@link pickRetriesSql}) in the same statement, the claim's usual
@@ -235,8 +235,8 @@ export function pickTenantReadySql(limit: number, variant: 'all' | 'firstAttempt
       SELECT * FROM jobs INDEXED BY jobs_ready_tenant
       WHERE queue = @queue AND state = 'ready' AND tenant IS @tenant AND available_at <= @now${variant === 'firstAttempts' ? ' AND attempt = 0' : ''}
       ORDER BY priority, available_at, id LIMIT ${limit}`;
-  if (variant !== 'withExpired') return `SELECT ${JOB_COLUMNS} FROM (${heads})`;
-  return `SELECT ${JOB_COLUMNS} FROM (SELECT * FROM (${heads}) UNION ALL SELECT * FROM (${expiredLeasesSql(limit)}))`;
+  if (variant !== 'withExpired') return `SELECT ${RAW_JOB.columns} FROM (${heads})`;
+  return `SELECT ${RAW_JOB.columns} FROM (SELECT * FROM (${heads}) UNION ALL SELECT * FROM (${expiredLeasesSql(limit)}))`;
 }
 
 /**
@@ -247,9 +247,9 @@ export function pickTenantReadySql(limit: number, variant: 'all' | 'firstAttempt
  */
 export function pickRetriesSql(limit: number, withReadyRetries: boolean): string {
   checkPickLimit(limit);
-  if (!withReadyRetries) return `SELECT ${JOB_COLUMNS} FROM (${expiredLeasesSql(limit)})`;
+  if (!withReadyRetries) return `SELECT ${RAW_JOB.columns} FROM (${expiredLeasesSql(limit)})`;
   return `
-  SELECT ${JOB_COLUMNS} FROM (
+  SELECT ${RAW_JOB.columns} FROM (
     SELECT * FROM (
       SELECT * FROM jobs INDEXED BY jobs_ready_retries
       WHERE queue = @queue AND state = 'ready' AND attempt >= 1 AND available_at <= @now
@@ -493,7 +493,7 @@ export function prepareJobsStatements(db: SqliteDatabase) {
     ...prepareRunStatements(db),
     insertJob: db.prepare<InsertJobParams>(INSERT_JOB),
     selectJob: db.prepare<[string], JobRow>(SELECT_JOB),
-    // Read raw (see JOB_COLUMNS): better-sqlite3's typings have no raw-row mode, hence `unknown[]`.
+    // Read raw (see RAW_JOB): better-sqlite3's typings have no raw-row mode, hence `unknown[]`.
     selectReadyTenants: db.prepare<{ queue: string }, { tenant: string | null }>(SELECT_READY_TENANTS),
     pickTenantReady: preparedPerValue((limit: number) => db.prepare<TenantPick, unknown[]>(pickTenantReadySql(limit, 'all')).raw(true)),
     pickTenantReadyWithExpired: preparedPerValue((limit: number) => db.prepare<TenantPick, unknown[]>(pickTenantReadySql(limit, 'withExpired')).raw(true)),
