@@ -16,8 +16,11 @@ const POOL_BYTES = 4096;
 let pool = new Uint8Array(0);
 let poolOffset = 0;
 
-/** Random bytes as hex, from Web Crypto (available in Node 20 without importing node:crypto). */
-function randomHex(bytes: number): string {
+/**
+ * `bytes` random bytes as hex, from Web Crypto (available in Node 20 without importing
+ * node:crypto), drawn from the shared pool: ids, lease tokens and trace ids all take theirs here.
+ */
+export function randomHex(bytes: number): string {
   if (poolOffset + bytes > pool.length) {
     pool = new Uint8Array(POOL_BYTES);
     globalThis.crypto.getRandomValues(pool);

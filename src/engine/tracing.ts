@@ -25,7 +25,7 @@ import {
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
-import type { IdGenerator } from '../core/ids.ts';
+import { randomHex, type IdGenerator } from '../core/ids.ts';
 import type { Run } from '../core/model.ts';
 
 /** Name of the tracer every kiln span is created on. */
@@ -96,16 +96,10 @@ export function mintSpanContext(ids: IdGenerator | undefined, traceId?: string):
   };
 }
 
-/** 32 random hex digits: the id generator's token, or Web Crypto's when it has none (or not hex). */
+/** 32 random hex digits: the id generator's token, or the shared random pool's when it has none (or not hex). */
 function randomId(ids: IdGenerator | undefined): string {
   const token = ids?.token();
-  return token !== undefined && isValidTraceId(token) ? token : randomHex();
-}
-
-/** 32 random hex digits (without an id generator, or for one whose tokens are not hex). */
-function randomHex(): string {
-  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  return token !== undefined && isValidTraceId(token) ? token : randomHex(16);
 }
 
 /**
