@@ -30,14 +30,19 @@ interface Deadline {
   extend(ms: number): void;
 }
 
-const deadlines = new WeakMap<FastifyRequest, Deadline>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request's deadline, once its route's handler started (see {@link installRequestDeadline}). */
+    kilnDeadline: Deadline | null;
+  }
+}
 
 /**
  * Adds `ms` to the deadline of `request` (a route's documented wait, such as the QR `wait`). A
  * request without a deadline (a route registered before it was installed) is left as it is.
  */
 export function extendRequestDeadline(request: FastifyRequest, ms: number): void {
-  if (Number.isFinite(ms) && ms > 0) deadlines.get(request)?.extend(ms);
+  if (Number.isFinite(ms) && ms > 0) request.kilnDeadline?.extend(ms);
 }
 
 /** True when the request declares no body (no `Transfer-Encoding`, no or zero `Content-Length`). */
@@ -72,12 +77,12 @@ function openDeadline(request: FastifyRequest, deadlineMs: number, route: string
     clearTimeout(timer);
     timer = setTimeout(onExpire, Math.max(0, startedAt + budgetMs - Date.now()));
   };
-  deadlines.set(request, {
+  request.kilnDeadline = {
     extend(ms) {
       budgetMs += ms;
       arm();
     },
-  });
+  };
   return (work) =>
     new Promise((resolve, reject) => {
       let settled = false;
@@ -114,6 +119,7 @@ function openDeadline(request: FastifyRequest, deadlineMs: number, route: string
  * handler has no promise to race, and kiln's routes are all async.
  */
 export function installRequestDeadline(app: FastifyInstance, deadlineMs: number): void {
+  app.decorateRequest('kilnDeadline', null);
   app.addHook('onRoute', (route) => {
     const handler = route.handler as RouteHandlerMethod;
     const name = `${String(route.method)} ${route.url}`;

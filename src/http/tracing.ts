@@ -28,8 +28,12 @@ function single(value: string | string[] | undefined): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-/** Requests whose trace {@link requestChildLogger} decided (no SDK), with that trace. */
-const tracedAtLogger = new WeakMap<RawRequestDefaultExpression, SpanContext>();
+/**
+ * The trace {@link requestChildLogger} decided for a raw request (no SDK), kept on the request
+ * itself: a WeakMap keyed by requests costs its garbage collector's ephemeron work per request.
+ */
+const TRACED_AT_LOGGER = Symbol('kiln.tracedAtLogger');
+type RawWithTrace = RawRequestDefaultExpression & { [TRACED_AT_LOGGER]?: SpanContext };
 
 /**
  * fastify's `childLoggerFactory`: each request's logger, made once. Without an SDK a request's
@@ -40,7 +44,7 @@ const tracedAtLogger = new WeakMap<RawRequestDefaultExpression, SpanContext>();
 export function requestChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions, raw: RawRequestDefaultExpression): FastifyBaseLogger {
   if (tracingEnabled()) return logger.child(bindings, options);
   const spanContext = parseTraceparent(single(raw.headers.traceparent)) ?? mintSpanContext(undefined);
-  tracedAtLogger.set(raw, spanContext);
+  (raw as RawWithTrace)[TRACED_AT_LOGGER] = spanContext;
   return logger.child({ ...bindings, trace_id: spanContext.traceId }, options);
 }
 
@@ -48,7 +52,7 @@ function startServerSpan(request: FastifyRequest, reply: FastifyReply): void {
   if (!tracingEnabled()) {
     // No SDK: no span, and no context to run the handler in; the client's trace, or a fresh one,
     // already bound to the request's logger when fastify made it.
-    const known = tracedAtLogger.get(request.raw);
+    const known = (request.raw as RawWithTrace)[TRACED_AT_LOGGER];
     if (known !== undefined) return nameTrace(request, reply, known);
     return carryTrace(request, reply, parseTraceparent(single(request.headers.traceparent)) ?? mintSpanContext(undefined));
   }
