@@ -36,6 +36,13 @@ const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'
 
 /** The 80-bit random part is kept as two 40-bit halves (exact in a double; no BigInt per id). */
 const HALF = 2 ** 40;
+const TWO_32 = 2 ** 32;
+
+/** `value` (0 <= value < 2^40) as 10 hex digits, from the byte table (~6x faster than toString(16) + padStart). */
+function hex40(value: number): string {
+  const low = value % TWO_32;
+  return `${HEX[(value - low) / TWO_32]}${HEX[low >>> 24]}${HEX[(low >>> 16) & 0xff]}${HEX[(low >>> 8) & 0xff]}${HEX[low & 0xff]}`;
+}
 
 /**
  * Time-ordered random ids, strictly increasing within one generator: an id made in the same
@@ -44,22 +51,24 @@ const HALF = 2 ** 40;
  */
 export function createIdGenerator(clock: Clock): IdGenerator {
   let lastMs = -1;
-  let timeHex = '';
   let high = 0;
   let low = 0;
+  /** The time and the random part's high half as hex: the same for every id until either changes. */
+  let stem = '';
   return {
     next(prefix) {
       const now = clock.now();
       if (now > lastMs) {
         lastMs = now;
-        timeHex = now.toString(16).padStart(12, '0');
         high = Number.parseInt(randomHex(5), 16);
         low = Number.parseInt(randomHex(5), 16);
+        stem = `${now.toString(16).padStart(12, '0')}${hex40(high)}`;
       } else if (++low === HALF) {
         low = 0;
         high = (high + 1) % HALF;
+        stem = `${lastMs.toString(16).padStart(12, '0')}${hex40(high)}`;
       }
-      return `${prefix}_${timeHex}${high.toString(16).padStart(10, '0')}${low.toString(16).padStart(10, '0')}`;
+      return `${prefix}_${stem}${hex40(low)}`;
     },
     token: () => randomHex(16),
   };
