@@ -4,10 +4,11 @@
  * a series from the first scrape instead of from the first event. Names, labels and HELP texts
  * are a public contract: dashboards and alerts use them (README "Metrics", deploy/).
  */
-import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { RunStatus } from '../core/model.ts';
 import { ADMISSION_CODES } from '../core/errors.ts';
 import { StageOutcome, type EngineObserver, type StageExecution } from '../core/observer.ts';
+import { BoundCounter, BoundHistogram, type CounterSeries, type HistogramSeries } from './bound-metrics.ts';
 import { boundedLabel } from './bounded-label.ts';
 import { createLockEventMetrics } from './lock-metrics.ts';
 
@@ -55,18 +56,29 @@ export function createEngineMetrics(registry: Registry): EngineMetrics {
   const tenantLabel = boundedLabel(MAX_TENANT_LABELS);
   const profileLabel = boundedLabel(MAX_PROFILE_LABELS);
 
+  /** Each stage's (and compensation's) per-execution series, resolved on its first execution. */
+  const executed = new Map<string, ExecutionSeries>();
+  const executionSeries = (e: StageExecution): ExecutionSeries => {
+    const key = `${e.pipeline}\u0000${e.stage}\u0000${e.rollback ? 'r' : ''}`;
+    let series = executed.get(key);
+    if (series === undefined) executed.set(key, (series = resolveExecutionSeries(stage, queue, e.pipeline, e.stage, e.rollback)));
+    return series;
+  };
+
   const stageExecuted = (e: StageExecution): void => {
-    const name = e.rollback ? `${e.stage}:rollback` : e.stage;
-    stage.executions.inc({ pipeline: e.pipeline, stage: name, outcome: e.outcome });
-    if (Number.isFinite(e.durationMs)) stage.duration.observe({ pipeline: e.pipeline, stage: name }, Math.max(0, e.durationMs) / 1000);
+    const series = executionSeries(e);
+    let outcome = series.outcomes.get(e.outcome);
+    if (outcome === undefined) series.outcomes.set(e.outcome, (outcome = stage.executions.series({ pipeline: e.pipeline, stage: series.name, outcome: e.outcome })));
+    outcome.inc();
+    if (Number.isFinite(e.durationMs)) series.duration.observe(Math.max(0, e.durationMs) / 1000);
     // Any throw that is not a StageFailure is retried as transient (Temporal's rule), hence the fallback.
-    if (e.outcome === 'retried') stage.retries.inc({ pipeline: e.pipeline, stage: name, error_class: e.errorClass ?? 'transient' });
-    if (e.sinceEnqueuedMs !== undefined) queue.acked.inc({ queue: queueOf(e.pipeline, e.stage) });
+    if (e.outcome === 'retried') stage.retries.inc({ pipeline: e.pipeline, stage: series.name, error_class: e.errorClass ?? 'transient' });
+    if (e.sinceEnqueuedMs !== undefined) series.acked.inc();
     // A compensation that keeps failing parks its run (it used to be dead-lettered).
     if (e.rollback && (e.outcome === 'parked' || e.outcome === 'dead_lettered' || e.outcome === 'failed')) stage.rollbackFailures.inc({ pipeline: e.pipeline, stage: e.stage });
     if (e.rollback || e.outcome !== 'succeeded') return;
-    if (e.attempt !== undefined) stage.attempts.observe({ pipeline: e.pipeline, stage: e.stage }, e.attempt);
-    if (e.sinceEnqueuedMs !== undefined) stage.latency.observe({ pipeline: e.pipeline, stage: e.stage }, e.sinceEnqueuedMs / 1000);
+    if (e.attempt !== undefined) series.attempts.observe(e.attempt);
+    if (e.sinceEnqueuedMs !== undefined) series.latency.observe(e.sinceEnqueuedMs / 1000);
   };
 
   const observer = guarded({
@@ -111,6 +123,29 @@ type StageMetrics = ReturnType<typeof createStageMetrics>;
 type QueueMetrics = ReturnType<typeof createQueueMetrics>;
 type RunMetrics = ReturnType<typeof createRunMetrics>;
 
+/** The series one stage's executions update (a compensation's are its `<stage>:rollback` ones). */
+interface ExecutionSeries {
+  /** The stage label of its executions and durations. */
+  name: string;
+  outcomes: Map<string, CounterSeries>;
+  duration: HistogramSeries;
+  acked: CounterSeries;
+  attempts: HistogramSeries;
+  latency: HistogramSeries;
+}
+
+function resolveExecutionSeries(m: StageMetrics, q: QueueMetrics, pipeline: string, stage: string, rollback: boolean | undefined): ExecutionSeries {
+  const name = rollback ? `${stage}:rollback` : stage;
+  return {
+    name,
+    outcomes: new Map(),
+    duration: m.duration.series({ pipeline, stage: name }),
+    acked: q.acked.series({ queue: queueOf(pipeline, stage) }),
+    attempts: m.attempts.series({ pipeline, stage }),
+    latency: m.latency.series({ pipeline, stage }),
+  };
+}
+
 function declareStage(m: StageMetrics, pipeline: string, stage: string, hasRollback: boolean): void {
   for (const name of hasRollback ? [stage, `${stage}:rollback`] : [stage]) {
     for (const outcome of Object.values(StageOutcome)) m.executions.inc({ pipeline, stage: name, outcome }, 0);
@@ -134,13 +169,13 @@ function declarePipeline(m: RunMetrics, pipeline: string): void {
   for (const code of ADMISSION_CODES) m.refused.inc({ pipeline, code }, 0);
 }
 
-/** Metric constructors bound to one registry. */
+/** Metric constructors bound to one registry (engine events are per job: see bound-metrics.ts). */
 function metricsOn(registry: Registry) {
   const registers = [registry];
   return {
-    counter: <L extends string>(name: string, help: string, labelNames: readonly L[] = []) => new Counter<L>({ name, help, labelNames, registers }),
+    counter: <L extends string>(name: string, help: string, labelNames: readonly L[] = []) => new BoundCounter<L>({ name, help, labelNames, registers }),
     histogram: <L extends string>(name: string, help: string, labelNames: readonly L[], buckets: readonly number[]) =>
-      new Histogram<L>({ name, help, labelNames, buckets: [...buckets], registers }),
+      new BoundHistogram<L>({ name, help, labelNames, buckets, registers }),
   };
 }
 
