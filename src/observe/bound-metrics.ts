@@ -82,9 +82,17 @@ abstract class BoundMetric<L extends string, S> {
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }
 
+  /**
+   * Zeroes every series (what prom-client's Registry `resetMetrics()` calls). Unlike prom-client's
+   * metrics the series stay, at zero: a handler holding one from `series()` keeps counting into
+   * what is exported.
+   */
   reset(): void {
-    this.table.clear();
+    for (const { series } of this.table.values()) this.clearSeries(series);
   }
+
+  /** Sets `series` back to no updates. */
+  protected abstract clearSeries(series: S): void;
 }
 
 interface CounterState extends CounterSeries {
@@ -118,6 +126,10 @@ export class BoundCounter<L extends string> extends BoundMetric<L, CounterState>
 
   protected valuesOf(labels: Record<L, string>, series: CounterState): MetricValue[] {
     return [{ labels: { ...labels }, value: series.value }];
+  }
+
+  protected clearSeries(series: CounterState): void {
+    series.value = 0;
   }
 }
 
@@ -177,5 +189,11 @@ export class BoundHistogram<L extends string> extends BoundMetric<L, HistogramSt
     values.push({ labels: { ...labels }, value: series.sum, metricName: `${this.name}_sum` });
     values.push({ labels: { ...labels }, value: series.count, metricName: `${this.name}_count` });
     return values;
+  }
+
+  protected clearSeries(series: HistogramState): void {
+    series.counts.fill(0);
+    series.sum = 0;
+    series.count = 0;
   }
 }

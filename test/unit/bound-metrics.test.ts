@@ -69,3 +69,20 @@ test('a bound series takes no label object it is handed later: its labels are co
   counter.inc(labels);
   assert.match(await registry.metrics(), /c_total\{queue="a"\} 1\nc_total\{queue="b"\} 1/);
 });
+
+test('resetMetrics zeroes every series and a series handed out before it still counts into /metrics', async () => {
+  const registry = new Registry();
+  const counter = new BoundCounter({ name: 'r_total', help: 'help', labelNames: ['queue'], registers: [registry] });
+  const histogram = new BoundHistogram({ name: 'r_seconds', help: 'help', labelNames: ['queue'], buckets: [1], registers: [registry] });
+  const held = counter.series({ queue: 'a' });
+  const observed = histogram.series({ queue: 'a' });
+  held.inc(3);
+  observed.observe(0.5);
+  registry.resetMetrics();
+  assert.match(await registry.metrics(), /r_total\{queue="a"\} 0\n[\s\S]*r_seconds_count\{queue="a"\} 0/);
+  held.inc();
+  observed.observe(2);
+  const text = await registry.metrics();
+  assert.match(text, /r_total\{queue="a"\} 1\n/);
+  assert.match(text, /r_seconds_bucket\{le="1",queue="a"\} 0\nr_seconds_bucket\{le="\+Inf",queue="a"\} 1\nr_seconds_sum\{queue="a"\} 2\nr_seconds_count\{queue="a"\} 1/);
+});
