@@ -22,7 +22,7 @@ import { metricsRoutes, type MetricsSource } from './routes/metrics.ts';
 import { queueRoutes } from './routes/queues.ts';
 import { runRoutes } from './routes/runs.ts';
 import { verifyRoutes } from './routes/verify.ts';
-import { installRequestTracing, requestChildLogger } from './tracing.ts';
+import { installRequestTracing } from './tracing.ts';
 import { typeboxValidatorCompiler } from './typebox-validator.ts';
 
 /** Largest accepted request body unless configured (`http.bodyLimitBytes`). */
@@ -119,8 +119,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     ...(deps.logger ? { loggerInstance: toFastifyLogger(deps.logger) } : { logger: false }),
     // fastify's two lines per request ("incoming request", "request completed") give way to one.
     logController: new LogController({ disableRequestLogging: true }),
-    // Each request's logger carries its trace id from the start (one pino child, not two).
-    childLoggerFactory: requestChildLogger,
     // Errors of fastify's router (bad percent-encoding, an over-long parameter) answer kiln's envelope too.
     frameworkErrors: handleFrameworkError,
     // ... and so do requests Node's HTTP parser refuses (headers too large, a malformed request line, 408).
