@@ -130,7 +130,7 @@ for (const [storeCase, artifactCase] of CASES) describe(`${storeCase.name}, ${ar
     );
     assert.deepEqual((await store.reads.readLedger(runId)).map((e) => e.stage), ['render', 'publish']);
     // A rebuild takes the builder lease and completes the entry again, which rewrites updatedAt
-    // and expiresAt (fresh TTL with jitter); an unchanged row means the retry was a cache hit.
+    // and expiresAt (a fresh TTL from the new build); an unchanged row means the retry was a cache hit.
     assert.deepEqual(await store.cache.get(QR_CACHE, hash), entryAfterCrash, 'the cache entry was not rebuilt');
     assert.deepEqual(await listObjects(artifacts), objectsAfterCrash, 'one object, the same file the dead worker wrote');
     assert.equal(await e2eStore.countPublications(hash), 1, 'one publication for the hash');

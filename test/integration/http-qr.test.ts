@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import { QR_CACHE, RENDER_TTL_MS } from '../../src/pipelines/qr-code/pipeline.ts';
 import { decodeQr } from '../support/qr-decode.ts';
 import { httpStoreCases, type HttpStoreCase } from './http-stores.ts';
 import { openHttpHarness, postJson, type StoreFactory, type HttpHarness } from './http-harness.ts';
@@ -61,6 +62,17 @@ function describeQrHttp({ name, skip, create }: HttpStoreCase): void {
         assert.deepEqual(bytesOf(byHash), bytesOf(res));
         const notModified = await h.app.inject({ method: 'GET', url: `/v1/qr/${hash}`, headers: { 'if-none-match': etag } });
         assert.equal(notModified.statusCode, 304);
+      }));
+
+    test('the render cache entry of a hash expires exactly its TTL after it was built, without jitter', () =>
+      withHarness(create, async (h) => {
+        h.worker.start();
+        for (const content of ['ttl one', 'ttl two', 'ttl three']) {
+          assert.equal((await postJson(h.app, '/v1/qr', { content })).statusCode, 200);
+        }
+        const entries = await h.kiln.listCacheEntries({ cache: QR_CACHE, status: 'ready', limit: 10 });
+        assert.equal(entries.length, 3);
+        for (const entry of entries) assert.equal(Number(entry.expiresAt) - entry.updatedAt, RENDER_TTL_MS, entry.key);
       }));
 
     test('an SVG request renders an SVG that decodes to the content', () =>

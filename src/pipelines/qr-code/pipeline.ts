@@ -17,8 +17,12 @@ export const QR_CACHE = 'qr';
 /** Publication profile: one image per content hash. */
 export const QR_PROFILE = 'image';
 
-/** Rendered bytes never change for a hash, so the cache entry only expires for housekeeping. */
-const RENDER_TTL_MS = 30 * 24 * 3600_000;
+/**
+ * Rendered bytes never change for a hash, so the cache entry only expires for housekeeping; and
+ * it is only read by a render (a request for a published hash never reaches the cache), so
+ * entries expiring together cost nothing.
+ */
+export const RENDER_TTL_MS = 30 * 24 * 3600_000;
 /** A render takes milliseconds; a builder silent for this long has crashed. */
 const RENDER_LEASE_MS = 15_000;
 
@@ -54,8 +58,10 @@ async function render(ctx: StageContext): Promise<JsonValue> {
     recentRenders.set(ref.ref, { bytes: image.bytes, mediaType: image.mediaType });
     return { artifact: ref.ref, mediaType: ref.mediaType, bytes: ref.size };
   };
+  // No TTL jitter: the entry's purge time then grows with its build time, so its place in the
+  // store's purge index is the newest end, not a random page (one page write fewer per render).
   const { value, result } = await ctx.cache.getOrBuild(
-    { cache: QR_CACHE, key: hash, ttlMs: RENDER_TTL_MS, leaseMs: RENDER_LEASE_MS, signal: ctx.signal },
+    { cache: QR_CACHE, key: hash, ttlMs: RENDER_TTL_MS, jitterRatio: 0, leaseMs: RENDER_LEASE_MS, signal: ctx.signal },
     store,
   );
   const built = value as { artifact: string; mediaType: string; bytes: number };
