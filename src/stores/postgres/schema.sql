@@ -730,12 +730,6 @@ CREATE INDEX jobs_run ON kiln.jobs USING btree (run_id);
 CREATE INDEX locks_expiry ON kiln.locks USING btree (expires_at);
 
 --
--- Name: publications_artifact; Type: INDEX; Schema: kiln; Owner: -
---
-
-CREATE INDEX publications_artifact ON kiln.publications USING btree (artifact_ref);
-
---
 -- Name: request_records_created; Type: INDEX; Schema: kiln; Owner: -
 --
 

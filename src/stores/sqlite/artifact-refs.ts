@@ -15,7 +15,8 @@ import type { SqliteContext } from './context.ts';
  */
 function listReferencedArtifacts(ctx: SqliteContext): string[] {
   const sql = ctx.sql();
-  const refs = new Set<string>(sql.selectPublishedArtifactRefs.all());
+  const refs = new Set<string>();
+  for (const ref of sql.selectPublishedArtifactRefs.iterate()) refs.add(ref);
   for (const json of sql.selectCacheValuesWithRefs.iterate()) collectArtifactRefs(json, refs);
   for (const json of sql.selectReplayableRunJson.iterate()) collectArtifactRefs(json, refs);
   return sortedArtifactRefs(refs);

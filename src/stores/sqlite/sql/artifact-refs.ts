@@ -10,8 +10,8 @@ import type { SqliteDatabase } from '../connection.ts';
 /** `'queued', 'running', ...`: literals (fixed, from code), so the statement has no list parameter. */
 const REPLAYABLE = REPLAYABLE_RUN_STATUSES.map((status) => `'${status}'`).join(', ');
 
-/** Out: the artifact of every publication, once each (walks publications_artifact, 0002). */
-export const SELECT_PUBLISHED_ARTIFACT_REFS = 'SELECT DISTINCT artifact_ref FROM publications';
+/** Out: the artifact of every publication (a scan; the caller's set keeps each once). */
+export const SELECT_PUBLISHED_ARTIFACT_REFS = 'SELECT artifact_ref FROM publications';
 
 /** Out: the value JSON of every cache entry (any status) that may hold a ref. Scans cache_entries. */
 export const SELECT_CACHE_VALUES_WITH_REFS = "SELECT value FROM cache_entries WHERE instr(value, 'sha256:') > 0";
