@@ -25,7 +25,7 @@ export function procStatFields(pid: number | string): string[] | undefined {
 }
 
 /** CPU µs used so far by process `pid` (its utime + stime); 0 when it is gone. */
-function processCpuUs(pid: number): number {
+export function processCpuUs(pid: number): number {
   const fields = procStatFields(pid);
   return fields ? ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / TICKS_PER_SECOND : 0;
 }

@@ -4,6 +4,7 @@
  */
 import type { LogLevel } from '../../src/config/schema.ts';
 import type { CpuProfileSummary } from '../engine-pg/cpu-profile.ts';
+import type { ServeUsage } from './serve-usage.ts';
 import { formatHotspots } from '../engine-pg/pg-report-format.ts';
 import type { MachineInfo } from '../engine/machine-info.ts';
 import { formatTextTable } from '../engine/text-table.ts';
@@ -50,8 +51,9 @@ export interface QrReport {
   };
   raw: PhaseOutcome<RawRenderMeasurement>;
   nodeQrcode: PhaseOutcome<NodeQrcodeMeasurement>;
-  kilnUncached: PhaseOutcome<LoadResult & { serverPeakRssMb: number }>;
-  kilnCached: PhaseOutcome<LoadResult & { hash: string }>;
+  /** `server`: the kiln serve child's CPU and storage writes per counted response (serve-usage.ts). */
+  kilnUncached: PhaseOutcome<LoadResult & { serverPeakRssMb: number; server: ServeUsage }>;
+  kilnCached: PhaseOutcome<LoadResult & { hash: string; server: ServeUsage }>;
   fastifyHello: PhaseOutcome<LoadResult>;
   ratios: QrRatios;
   /** `--cpu-prof`: the kiln serve child during each measured kiln phase. */
@@ -159,9 +161,15 @@ export function formatLoadDetails(report: QrReport): string {
     const statuses = Object.entries(outcome.statusCounts).map(([s, n]) => `${s}: ${n}`).join(', ');
     lines.push(`${name}: statuses {${statuses}}, bad bodies ${outcome.badBodies}, errors ${outcome.errors} (timeouts ${outcome.timeouts}), max latency ${outcome.latency.maxMs} ms`);
   };
+  const spend = (phase: string, server: ServeUsage): string =>
+    `kiln serve per counted response in the ${phase} phase: CPU ${server.cpuUsPerRequest} µs, storage writes ${server.diskWriteKbPerRequest} KB`;
   describe('kiln HTTP uncached', report.kilnUncached);
-  if (!isFailed(report.kilnUncached)) lines.push(`kiln serve peak RSS during the uncached phase: ${report.kilnUncached.serverPeakRssMb} MB`);
+  if (!isFailed(report.kilnUncached)) {
+    lines.push(`kiln serve peak RSS during the uncached phase: ${report.kilnUncached.serverPeakRssMb} MB`);
+    lines.push(spend('uncached', report.kilnUncached.server));
+  }
   describe('kiln HTTP cached', report.kilnCached);
+  if (!isFailed(report.kilnCached)) lines.push(spend('cached', report.kilnCached.server));
   describe('fastify hello-world', report.fastifyHello);
   return lines.join('\n');
 }

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import type { CpuProfileSummary } from '../engine-pg/cpu-profile.ts';
 import { describeMachine } from '../engine/machine-info.ts';
 import { readProcessRssBytes, startRssSampler } from '../engine/rss-sampler.ts';
+import { startServeUsage, type ServeUsage } from './serve-usage.ts';
 import { startFastifyHello } from './fastify-hello-server.ts';
 import { loadGet, loadUncachedRenders, type LoadResult, type LoadSettings } from './http-load.ts';
 import { startKilnServe, startServeProfile, stopServeProfile, type KilnServe } from './kiln-serve.ts';
@@ -83,11 +84,12 @@ async function profiled<T>(serve: KilnServe, profileDir: string | undefined, mea
 }
 
 /** Uncached phase: warm-up, then the measured load (alone profiled), sampling the server's RSS. */
-async function measureUncached(serve: KilnServe, load: LoadSettings, warmupS: number, profileDir: string | undefined): Promise<{ result: LoadResult & { serverPeakRssMb: number }; profile?: CpuProfileSummary }> {
+async function measureUncached(serve: KilnServe, load: LoadSettings, warmupS: number, profileDir: string | undefined): Promise<{ result: LoadResult & { serverPeakRssMb: number; server: ServeUsage }; profile?: CpuProfileSummary }> {
   await loadUncachedRenders(serve.baseUrl, { ...load, durationS: warmupS }, WARMUP_FIRST_INDEX);
   const rss = startRssSampler(100, () => readProcessRssBytes(serve.server.pid));
+  const usage = startServeUsage(serve.server.pid);
   const { result, profile } = await profiled(serve, profileDir, () => loadUncachedRenders(serve.baseUrl, load, MEASURED_FIRST_INDEX));
-  return { result: { ...result, serverPeakRssMb: rss.stop() }, ...(profile ? { profile } : {}) };
+  return { result: { ...result, serverPeakRssMb: rss.stop(), server: usage.stop(result.countedResponses) }, ...(profile ? { profile } : {}) };
 }
 
 type KilnPhases = Pick<QrReport, 'kilnUncached' | 'kilnCached' | 'cpuProfiles'>;
@@ -105,9 +107,10 @@ async function measureKiln(serve: KilnServe, load: LoadSettings, args: QrArgs, p
     const hash = await renderCachedImage(serve.baseUrl);
     const url = `${serve.baseUrl}/v1/qr/${hash}`;
     await loadGet(url, { ...load, durationS: args.warmupS });
+    const usage = startServeUsage(serve.server.pid);
     const { result, profile } = await profiled(serve, profileDir, () => loadGet(url, load));
     if (profile) cpuProfiles.cached = profile;
-    return { ...result, hash };
+    return { ...result, hash, server: usage.stop(result.countedResponses) };
   });
   if (!isFailed(kilnCached)) console.log(`kiln HTTP cached: ${kilnCached.perSecond.toFixed(1)} requests/s`);
   return { kilnUncached, kilnCached, ...(profileDir ? { cpuProfiles } : {}) };
