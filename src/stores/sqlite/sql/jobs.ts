@@ -24,7 +24,7 @@ export const SELECT_RUN_BY_IDEMPOTENCY_KEY = `SELECT ${runColumns('r')} FROM run
 export const COUNT_TENANT_IN_FLIGHT = `
   SELECT count(*) AS n FROM (SELECT 1 FROM runs WHERE tenant IS ? AND status IN ('queued', 'running') LIMIT ?)`;
 
-/** In: queue, a cap. Out: `n`, the queue's ready jobs (due or not), at most the cap (index jobs_ready). */
+/** In: queue, a cap. Out: `n`, the queue's ready jobs (due or not), at most the cap (covering index jobs_ready_tenant). */
 export const COUNT_QUEUE_BACKLOG = `
   SELECT count(*) AS n FROM (SELECT 1 FROM jobs WHERE queue = ? AND state = 'ready' LIMIT ?)`;
 

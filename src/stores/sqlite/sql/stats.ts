@@ -27,7 +27,7 @@ export const COUNT_ACTIVITY = `
   SELECT queue, CAST((minute_at - @from) / @bucket_ms AS INTEGER) AS bucket, sum(completed) AS completed, sum(failed) AS failed
   FROM queue_activity WHERE minute_at >= @from GROUP BY queue, bucket`;
 
-/** In: now. Out: jobs ready now per queue and age bucket (age since available), from jobs_ready alone. */
+/** In: now. Out: jobs ready now per queue and age bucket (age since available), from jobs_ready_tenant alone. */
 export const COUNT_READY_AGES = `
   SELECT queue, ${ageBucketSql('(@now - available_at)')} AS bucket, count(*) AS n
   FROM jobs WHERE state = 'ready' AND available_at <= @now GROUP BY queue, bucket`;
