@@ -37,6 +37,8 @@ export interface KilnServe {
   baseUrl: string;
   /** The temp dir holding the store and the artifacts. */
   dir: string;
+  /** The SQLite store's file, in `dir`. */
+  dbPath: string;
   /** Stops the process (by PID) and removes the temp dir. */
   close(): Promise<void>;
 }
@@ -48,7 +50,8 @@ export async function startKilnServe(options: KilnServeOptions): Promise<KilnSer
   const profiling = options.cpuProfDir !== undefined;
   // tsx by absolute URL: the child's cwd is the temp dir, where the bare name does not resolve.
   const nodeFlags = profiling ? ['--import', import.meta.resolve('tsx'), '--import', PROFILE_PRELOAD] : [];
-  const argv = [...nodeFlags, KILN_BIN, 'serve', '--host', '127.0.0.1', '--port', String(port), '--db', join(dir, 'store', 'kiln.db'), '--log-level', options.logLevel];
+  const dbPath = join(dir, 'store', 'kiln.db');
+  const argv = [...nodeFlags, KILN_BIN, 'serve', '--host', '127.0.0.1', '--port', String(port), '--db', dbPath, '--log-level', options.logLevel];
   const env = cleanEnv(profiling ? { [PROFILE_DIR_ENV]: options.cpuProfDir ?? '' } : {});
   let server: ServerChild | undefined;
   const close = async (): Promise<void> => {
@@ -60,7 +63,7 @@ export async function startKilnServe(options: KilnServeOptions): Promise<KilnSer
     server = spawnServerChild(argv, dir, env, () => rmSync(dir, { recursive: true, force: true }));
     const baseUrl = `http://127.0.0.1:${port}`;
     await server.waitReady(`${baseUrl}/healthz`, READY_TIMEOUT_MS);
-    return { server, baseUrl, dir, close };
+    return { server, baseUrl, dir, dbPath, close };
   } catch (err) {
     await close();
     throw err;

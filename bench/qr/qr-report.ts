@@ -5,6 +5,7 @@
 import type { LogLevel } from '../../src/config/schema.ts';
 import type { CpuProfileSummary } from '../engine-pg/cpu-profile.ts';
 import type { ServeUsage } from './serve-usage.ts';
+import type { WalPages } from './wal-pages.ts';
 import { formatHotspots } from '../engine-pg/pg-report-format.ts';
 import type { MachineInfo } from '../engine/machine-info.ts';
 import { formatTextTable } from '../engine/text-table.ts';
@@ -52,13 +53,16 @@ export interface QrReport {
   raw: PhaseOutcome<RawRenderMeasurement>;
   nodeQrcode: PhaseOutcome<NodeQrcodeMeasurement>;
   /** `server`: the kiln serve child's CPU and storage writes per counted response (serve-usage.ts). */
-  kilnUncached: PhaseOutcome<LoadResult & { serverPeakRssMb: number; server: ServeUsage }>;
+  kilnUncached: PhaseOutcome<UncachedResult>;
   kilnCached: PhaseOutcome<LoadResult & { hash: string; server: ServeUsage }>;
   fastifyHello: PhaseOutcome<LoadResult>;
   ratios: QrRatios;
   /** `--cpu-prof`: the kiln serve child during each measured kiln phase. */
   cpuProfiles?: { uncached?: CpuProfileSummary; cached?: CpuProfileSummary };
 }
+
+/** The uncached phase: the load, the server's spend, and where its store's writes landed (wal-pages.ts). */
+export type UncachedResult = LoadResult & { serverPeakRssMb: number; server: ServeUsage; walPages?: WalPages };
 
 /** Targets of issue 4: `min` is inclusive, `above` exclusive. */
 export const QR_TARGETS = {
@@ -167,6 +171,12 @@ export function formatLoadDetails(report: QrReport): string {
   if (!isFailed(report.kilnUncached)) {
     lines.push(`kiln serve peak RSS during the uncached phase: ${report.kilnUncached.serverPeakRssMb} MB`);
     lines.push(spend('uncached', report.kilnUncached.server));
+    const wal = report.kilnUncached.walPages;
+    if (wal) {
+      const owners = wal.byOwner.map((o) => `${o.owner} ${o.perCommit}`).join(', ');
+      const perResponse = (wal.commits / Math.max(1, report.kilnUncached.countedResponses)).toFixed(2);
+      lines.push(`its SQLite WAL in that phase: ${wal.framesPerCommit} pages of ${wal.pageSize} B per commit (${wal.commits} commits, ${perResponse} per counted response); per commit by table or index: ${owners}`);
+    }
   }
   describe('kiln HTTP cached', report.kilnCached);
   if (!isFailed(report.kilnCached)) lines.push(spend('cached', report.kilnCached.server));

@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import type { CpuProfileSummary } from '../engine-pg/cpu-profile.ts';
 import { describeMachine } from '../engine/machine-info.ts';
 import { readProcessRssBytes, startRssSampler } from '../engine/rss-sampler.ts';
-import { startServeUsage, type ServeUsage } from './serve-usage.ts';
+import { startServeUsage } from './serve-usage.ts';
+import { startWalSampler } from './wal-pages.ts';
 import { startFastifyHello } from './fastify-hello-server.ts';
 import { loadGet, loadUncachedRenders, type LoadResult, type LoadSettings } from './http-load.ts';
 import { startKilnServe, startServeProfile, stopServeProfile, type KilnServe } from './kiln-serve.ts';
@@ -29,6 +30,7 @@ import {
   isFailed,
   type PhaseOutcome,
   type QrReport,
+  type UncachedResult,
 } from './qr-report.ts';
 import { benchUrl, formatRawRenders, measureRawRenders } from './raw-render.ts';
 
@@ -84,12 +86,17 @@ async function profiled<T>(serve: KilnServe, profileDir: string | undefined, mea
 }
 
 /** Uncached phase: warm-up, then the measured load (alone profiled), sampling the server's RSS. */
-async function measureUncached(serve: KilnServe, load: LoadSettings, warmupS: number, profileDir: string | undefined): Promise<{ result: LoadResult & { serverPeakRssMb: number; server: ServeUsage }; profile?: CpuProfileSummary }> {
+async function measureUncached(serve: KilnServe, load: LoadSettings, warmupS: number, profileDir: string | undefined): Promise<{ result: UncachedResult; profile?: CpuProfileSummary }> {
   await loadUncachedRenders(serve.baseUrl, { ...load, durationS: warmupS }, WARMUP_FIRST_INDEX);
   const rss = startRssSampler(100, () => readProcessRssBytes(serve.server.pid));
   const usage = startServeUsage(serve.server.pid);
+  const wal = startWalSampler(serve.dbPath);
   const { result, profile } = await profiled(serve, profileDir, () => loadUncachedRenders(serve.baseUrl, load, MEASURED_FIRST_INDEX));
-  return { result: { ...result, serverPeakRssMb: rss.stop(), server: usage.stop(result.countedResponses) }, ...(profile ? { profile } : {}) };
+  const walPages = wal.stop();
+  return {
+    result: { ...result, serverPeakRssMb: rss.stop(), server: usage.stop(result.countedResponses), ...(walPages ? { walPages } : {}) },
+    ...(profile ? { profile } : {}),
+  };
 }
 
 type KilnPhases = Pick<QrReport, 'kilnUncached' | 'kilnCached' | 'cpuProfiles'>;

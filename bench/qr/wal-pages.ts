@@ -1,0 +1,121 @@
+/**
+ * Where a SQLite store's writes land: the frames its write-ahead log received over a phase (each
+ * a page some commit wrote), grouped by the table or index that owns the page, per commit. A
+ * b-tree keyed by a hash shows up as about one page per row written, a hot page (the newest runs,
+ * queue heads) as at most one per commit; the count does not move with the machine's load, so it
+ * tells an A/B of the schema or of a write path what requests/s cannot.
+ *
+ * It reads the files of a live store: the log is sampled as it grows (a checkpoint restarts it, a
+ * new salt in its header, and the sampler starts over at its first frame), frames counted up to the
+ * last commit frame seen; the owners of pages come at the end from the `dbstat` table of a
+ * read-only connection opened beside the writer.
+ */
+import { closeSync, openSync, readSync } from 'node:fs';
+import Database from 'better-sqlite3';
+
+/** WAL frames per commit by owning table or index (`(unknown)`: freed, or new since the read). */
+export interface WalPages {
+  pageSize: number;
+  commits: number;
+  framesPerCommit: number;
+  /** The owners writing the most pages, most first. */
+  byOwner: { owner: string; perCommit: number }[];
+}
+
+/** A running sampler; `stop` reads the owners and returns the phase's pages (undefined: no commit seen). */
+export interface WalSampler {
+  stop(top?: number): WalPages | undefined;
+}
+
+const WAL_HEADER_BYTES = 32;
+const FRAME_HEADER_BYTES = 24;
+
+function readAt(fd: number, position: number, length: number): Buffer {
+  const buffer = Buffer.alloc(length);
+  return buffer.subarray(0, readSync(fd, buffer, 0, length, position));
+}
+
+/** Owner of each page of the database at `dbPath`, interior b-tree pages marked so. */
+function pageOwners(dbPath: string): Map<number, string> {
+  const db = new Database(dbPath, { readonly: true });
+  const owners = new Map<number, string>();
+  try {
+    for (const row of db.prepare<[], { name: string; pageno: number; pagetype: string | null }>('SELECT name, pageno, pagetype FROM dbstat').iterate()) {
+      owners.set(row.pageno, row.pagetype === 'internal' ? `${row.name} (interior)` : row.name);
+    }
+  } finally {
+    db.close();
+  }
+  return owners;
+}
+
+/** Starts sampling the WAL of the database at `dbPath` every `intervalMs`, from its current end. */
+export function startWalSampler(dbPath: string, intervalMs = 100): WalSampler {
+  const pages: number[] = [];
+  let commits = 0;
+  let pageSize = 0;
+  let salts = '';
+  let offset = 0;
+  const sample = (skip: boolean): void => {
+    const fd = openSync(`${dbPath}-wal`, 'r');
+    try {
+      const header = readAt(fd, 0, WAL_HEADER_BYTES);
+      if (header.length < WAL_HEADER_BYTES) return;
+      const current = header.subarray(16, 24).toString('hex');
+      if (current !== salts) {
+        salts = current;
+        pageSize = header.readUInt32BE(8);
+        offset = WAL_HEADER_BYTES;
+      }
+      const frameBytes = FRAME_HEADER_BYTES + pageSize;
+      for (;;) {
+        const chunk = readAt(fd, offset, frameBytes * 256);
+        let committedAt = 0;
+        const seen: number[] = [];
+        let newCommits = 0;
+        for (let at = 0; at + frameBytes <= chunk.length; at += frameBytes) {
+          // A frame of an earlier generation of the log ends the current one.
+          if (chunk.subarray(at + 8, at + 16).toString('hex') !== salts) break;
+          seen.push(chunk.readUInt32BE(at));
+          // A commit frame carries the database size after the commit; others carry 0.
+          if (chunk.readUInt32BE(at + 4) !== 0) {
+            committedAt = seen.length;
+            newCommits += 1;
+          }
+        }
+        if (committedAt === 0) return;
+        offset += committedAt * frameBytes;
+        if (!skip) {
+          for (let i = 0; i < committedAt; i++) pages.push(seen[i] as number);
+          commits += newCommits;
+        }
+      }
+    } finally {
+      closeSync(fd);
+    }
+  };
+  // What the log holds already was written before the phase.
+  sample(true);
+  const timer = setInterval(() => sample(false), intervalMs);
+  timer.unref();
+  return {
+    stop(top = 15) {
+      clearInterval(timer);
+      sample(false);
+      if (commits === 0) return undefined;
+      const owners = pageOwners(dbPath);
+      const counts = new Map<string, number>();
+      for (const page of pages) {
+        const owner = owners.get(page) ?? '(unknown)';
+        counts.set(owner, (counts.get(owner) ?? 0) + 1);
+      }
+      const perCommit = (n: number): number => Math.round((n / commits) * 100) / 100;
+      return {
+        pageSize,
+        commits,
+        framesPerCommit: perCommit(pages.length),
+        byOwner: [...counts].sort((a, b) => b[1] - a[1]).slice(0, top).map(([owner, n]) => ({ owner, perCommit: perCommit(n) })),
+      };
+    },
+  };
+}
