@@ -4,14 +4,14 @@
  */
 import type { LogLevel } from '../../src/config/schema.ts';
 import type { CpuProfileSummary } from '../engine-pg/cpu-profile.ts';
-import type { ServeUsage } from './serve-usage.ts';
-import type { WalPages } from './wal-pages.ts';
 import { formatHotspots } from '../engine-pg/pg-report-format.ts';
 import type { MachineInfo } from '../engine/machine-info.ts';
 import { formatTextTable } from '../engine/text-table.ts';
 import type { LoadResult } from './http-load.ts';
 import type { NodeQrcodeMeasurement, NodeQrcodeResult } from './node-qrcode-render.ts';
 import { BENCH_URL_CHARS, type RawRenderMeasurement } from './raw-render.ts';
+import type { ServeUsage } from './serve-usage.ts';
+import type { WalPages } from './wal-pages.ts';
 
 /** A phase that produced no numbers, and why. */
 export interface FailedPhase {

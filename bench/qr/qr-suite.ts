@@ -13,8 +13,6 @@ import { fileURLToPath } from 'node:url';
 import type { CpuProfileSummary } from '../engine-pg/cpu-profile.ts';
 import { describeMachine } from '../engine/machine-info.ts';
 import { readProcessRssBytes, startRssSampler } from '../engine/rss-sampler.ts';
-import { startServeUsage } from './serve-usage.ts';
-import { startWalSampler } from './wal-pages.ts';
 import { startFastifyHello } from './fastify-hello-server.ts';
 import { loadGet, loadUncachedRenders, type LoadResult, type LoadSettings } from './http-load.ts';
 import { startKilnServe, startServeProfile, stopServeProfile, type KilnServe } from './kiln-serve.ts';
@@ -33,6 +31,8 @@ import {
   type UncachedResult,
 } from './qr-report.ts';
 import { benchUrl, formatRawRenders, measureRawRenders } from './raw-render.ts';
+import { startServeUsage } from './serve-usage.ts';
+import { startWalSampler } from './wal-pages.ts';
 
 const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
 const PROFILE_DIR = fileURLToPath(new URL('../results/profiles/', import.meta.url));
@@ -85,7 +85,7 @@ async function profiled<T>(serve: KilnServe, profileDir: string | undefined, mea
   return { result, profile: await stopServeProfile(serve, profileDir) };
 }
 
-/** Uncached phase: warm-up, then the measured load (alone profiled), sampling the server's RSS. */
+/** Uncached phase: warm-up, then the measured load (alone profiled), with the server's RSS, spend and WAL pages. */
 async function measureUncached(serve: KilnServe, load: LoadSettings, warmupS: number, profileDir: string | undefined): Promise<{ result: UncachedResult; profile?: CpuProfileSummary }> {
   await loadUncachedRenders(serve.baseUrl, { ...load, durationS: warmupS }, WARMUP_FIRST_INDEX);
   const rss = startRssSampler(100, () => readProcessRssBytes(serve.server.pid));

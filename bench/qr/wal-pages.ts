@@ -96,7 +96,14 @@ export function startWalSampler(dbPath: string, intervalMs = 100): WalSampler {
   };
   // What the log holds already was written before the phase.
   sample(true);
-  const timer = setInterval(() => sample(false), intervalMs);
+  const timer = setInterval(() => {
+    // A phase that failed may have its store removed before anyone stops the sampler.
+    try {
+      sample(false);
+    } catch {
+      clearInterval(timer);
+    }
+  }, intervalMs);
   timer.unref();
   return {
     stop(top = 15) {
