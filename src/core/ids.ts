@@ -44,6 +44,11 @@ function hex40(value: number): string {
   return `${HEX[(value - low) / TWO_32]}${HEX[low >>> 24]}${HEX[(low >>> 16) & 0xff]}${HEX[(low >>> 8) & 0xff]}${HEX[low & 0xff]}`;
 }
 
+/** Milliseconds `ms` (0 <= ms < 2^48) as the 12 hex digits that lead an id. */
+function timeHex(ms: number): string {
+  return ms.toString(16).padStart(12, '0');
+}
+
 /**
  * Time-ordered random ids, strictly increasing within one generator: an id made in the same
  * millisecond as the previous one (or after the clock stepped back) takes the previous time and
@@ -62,11 +67,11 @@ export function createIdGenerator(clock: Clock): IdGenerator {
         lastMs = now;
         high = Number.parseInt(randomHex(5), 16);
         low = Number.parseInt(randomHex(5), 16);
-        stem = `${now.toString(16).padStart(12, '0')}${hex40(high)}`;
+        stem = timeHex(now) + hex40(high);
       } else if (++low === HALF) {
         low = 0;
         high = (high + 1) % HALF;
-        stem = `${lastMs.toString(16).padStart(12, '0')}${hex40(high)}`;
+        stem = timeHex(lastMs) + hex40(high);
       }
       return `${prefix}_${stem}${hex40(low)}`;
     },
@@ -81,5 +86,5 @@ export function createIdGenerator(clock: Clock): IdGenerator {
  */
 export function idTimeFloor(prefix: string, ms: number): string {
   const clamped = Math.min(Math.max(0, Math.floor(ms)), 2 ** 48 - 1);
-  return `${prefix}_${clamped.toString(16).padStart(12, '0')}`;
+  return `${prefix}_${timeHex(clamped)}`;
 }
