@@ -30,9 +30,12 @@ export interface WalSampler {
 const WAL_HEADER_BYTES = 32;
 const FRAME_HEADER_BYTES = 24;
 
-function readAt(fd: number, position: number, length: number): Buffer {
-  const buffer = Buffer.alloc(length);
-  return buffer.subarray(0, readSync(fd, buffer, 0, length, position));
+/** Frames read per read call. */
+const FRAMES_PER_READ = 256;
+
+/** Reads up to `buffer.length` bytes at `position` into `buffer`; the part read. */
+function readAt(fd: number, position: number, buffer: Buffer): Buffer {
+  return buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, position));
 }
 
 /** Owner of each page of the database at `dbPath`, interior b-tree pages marked so. */
@@ -54,28 +57,32 @@ export function startWalSampler(dbPath: string, intervalMs = 100): WalSampler {
   const pages: number[] = [];
   let commits = 0;
   let pageSize = 0;
-  let salts = '';
+  // The log's generation: the two salts of its header, which each of its frames repeats.
+  let salt1 = -1;
+  let salt2 = -1;
   let offset = 0;
+  const header = Buffer.alloc(WAL_HEADER_BYTES);
+  let frames = Buffer.alloc(0);
   const sample = (skip: boolean): void => {
     const fd = openSync(`${dbPath}-wal`, 'r');
     try {
-      const header = readAt(fd, 0, WAL_HEADER_BYTES);
-      if (header.length < WAL_HEADER_BYTES) return;
-      const current = header.subarray(16, 24).toString('hex');
-      if (current !== salts) {
-        salts = current;
+      if (readAt(fd, 0, header).length < WAL_HEADER_BYTES) return;
+      if (header.readUInt32BE(16) !== salt1 || header.readUInt32BE(20) !== salt2) {
+        salt1 = header.readUInt32BE(16);
+        salt2 = header.readUInt32BE(20);
         pageSize = header.readUInt32BE(8);
         offset = WAL_HEADER_BYTES;
       }
       const frameBytes = FRAME_HEADER_BYTES + pageSize;
+      if (frames.length !== frameBytes * FRAMES_PER_READ) frames = Buffer.alloc(frameBytes * FRAMES_PER_READ);
       for (;;) {
-        const chunk = readAt(fd, offset, frameBytes * 256);
+        const chunk = readAt(fd, offset, frames);
         let committedAt = 0;
         const seen: number[] = [];
         let newCommits = 0;
         for (let at = 0; at + frameBytes <= chunk.length; at += frameBytes) {
           // A frame of an earlier generation of the log ends the current one.
-          if (chunk.subarray(at + 8, at + 16).toString('hex') !== salts) break;
+          if (chunk.readUInt32BE(at + 8) !== salt1 || chunk.readUInt32BE(at + 12) !== salt2) break;
           seen.push(chunk.readUInt32BE(at));
           // A commit frame carries the database size after the commit; others carry 0.
           if (chunk.readUInt32BE(at + 4) !== 0) {

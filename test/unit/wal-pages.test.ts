@@ -1,7 +1,7 @@
 /**
  * The QR bench's WAL sampler (bench/qr/wal-pages.ts) on a real SQLite file: it counts the commits
- * made after it started, and gives a hash-keyed index about a page per row written and an
- * append-only table about a page per commit.
+ * made after it started, across a checkpoint that restarts the log, and gives a hash-keyed index
+ * about a page per row written and an append-only table about a page per commit.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { startWalSampler } from '../../bench/qr/wal-pages.ts';
 
@@ -51,4 +52,22 @@ it('counts only the commits after its start, a random-key index at about a page 
   assert.equal(perCommit('appended'), 1);
   const total = pages.byOwner.reduce((sum, o) => sum + o.perCommit, 0);
   assert.ok(Math.abs(total - pages.framesPerCommit) < 0.05, `${total} of ${pages.framesPerCommit} pages attributed`);
+});
+
+it('counts the commits on both sides of a checkpoint that restarts the log', async () => {
+  const path = join(dir, 'restart.db');
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.exec('CREATE TABLE appended (id INTEGER PRIMARY KEY, v TEXT)');
+  const put = db.transaction((v: string) => db.prepare('INSERT INTO appended (v) VALUES (?)').run(v));
+  const sampler = startWalSampler(path, 5);
+  for (let c = 0; c < 10; c++) put(`before ${c}`);
+  // The sampler reads these, then the log starts over (a new generation, new salts) shorter than
+  // where it had read to: the next frames must be read from its start.
+  await delay(100);
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  for (let c = 0; c < 7; c++) put(`after ${c}`);
+  const pages = sampler.stop();
+  db.close();
+  assert.equal(pages?.commits, 17);
 });
